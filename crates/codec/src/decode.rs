@@ -1,0 +1,661 @@
+//! The decoder: walks a compiled template over the input, applying operators against the
+//! dictionary, and hands each field to a [`Handler`].
+
+use std::sync::Arc;
+
+use crate::dictionary::{Dictionary, State};
+use crate::error::{CodecError, ErrorKind};
+use crate::handler::{FieldValue, Handler, MessageBuilder};
+use crate::template::{FieldType, Initial, Instr, IntType, Kind, Op, Scalar, Templates};
+use crate::value::{Decimal, Message};
+use crate::wire::{Pmap, Reader};
+
+/// Limits and strictness. The defaults accept what real feeds send and bound what a hostile
+/// packet can make the decoder do.
+#[derive(Debug, Clone)]
+pub struct DecodeOptions {
+    /// Reject reportable errors R6-R9 (overlong integers, presence maps, strings and presence
+    /// maps with unused set bits). Off by default, as the spec allows.
+    pub strict: bool,
+    /// Most elements one sequence may have.
+    pub max_sequence_len: u32,
+    /// Longest string or byte vector a field may hold, after delta or tail are applied.
+    pub max_string_len: usize,
+    /// Deepest nesting of dynamic template references.
+    pub max_depth: u32,
+}
+
+impl Default for DecodeOptions {
+    fn default() -> Self {
+        DecodeOptions {
+            strict: false,
+            max_sequence_len: 65_536,
+            max_string_len: 65_536,
+            max_depth: 16,
+        }
+    }
+}
+
+/// Decodes messages of one stream. Keeps the dictionaries between messages; call
+/// [`reset`](Decoder::reset) where the feed says they restart (a packet boundary, say).
+pub struct Decoder {
+    templates: Arc<Templates>,
+    state: State_,
+}
+
+struct State_ {
+    dict: Dictionary,
+    scratch: Vec<u8>,
+    last_tid: Option<u32>,
+    opts: DecodeOptions,
+}
+
+type Res<T> = Result<T, CodecError>;
+
+fn fail<T>(kind: ErrorKind, at: usize) -> Res<T> {
+    Err(CodecError::new(kind, at))
+}
+
+impl Decoder {
+    pub fn new(templates: Arc<Templates>) -> Self {
+        Self::with_options(templates, DecodeOptions::default())
+    }
+
+    pub fn with_options(templates: Arc<Templates>, opts: DecodeOptions) -> Self {
+        let dict = Dictionary::new(templates.slot_count);
+        Decoder {
+            templates,
+            state: State_ {
+                dict,
+                scratch: Vec::new(),
+                last_tid: None,
+                opts,
+            },
+        }
+    }
+
+    pub fn templates(&self) -> &Arc<Templates> {
+        &self.templates
+    }
+
+    /// Resets every dictionary entry to undefined, and forgets the last template id.
+    pub fn reset(&mut self) {
+        self.state.dict.reset();
+        self.state.last_tid = None;
+    }
+
+    /// Decodes one message from the start of `buf`, calling `handler` for each field.
+    /// Returns the number of bytes the message took. Error offsets count from `buf`'s start.
+    pub fn decode<H: Handler>(&mut self, buf: &[u8], handler: &mut H) -> Res<usize> {
+        let mut r = Reader::new(buf, self.state.opts.strict);
+        self.state.message(&self.templates, &mut r, handler, 0)?;
+        Ok(r.pos)
+    }
+
+    /// Decodes one message into an owned value.
+    pub fn decode_message(&mut self, buf: &[u8]) -> Res<(Message, usize)> {
+        let mut b = MessageBuilder::new();
+        let n = self.decode(buf, &mut b)?;
+        let m = b
+            .take()
+            .ok_or_else(|| CodecError::new(ErrorKind::Truncated, n))?;
+        Ok((m, n))
+    }
+}
+
+enum Src {
+    Scratch,
+    Slot(u32),
+    Init,
+}
+
+impl State_ {
+    fn message<H: Handler>(
+        &mut self,
+        ts: &Templates,
+        r: &mut Reader,
+        h: &mut H,
+        depth: u32,
+    ) -> Res<()> {
+        let mut pmap = r.pmap()?;
+        let at = r.pos;
+        let tid = if pmap.next(r.buf) {
+            let v = r.u64()?;
+            let v = u32::try_from(v).or_else(|_| fail(ErrorKind::IntegerOverflow, at))?;
+            self.last_tid = Some(v);
+            v
+        } else {
+            match self.last_tid {
+                Some(t) => t,
+                None => return fail(ErrorKind::NoTemplateId, at),
+            }
+        };
+        let Some(t) = ts.get(tid) else {
+            return fail(ErrorKind::UnknownTemplate(tid), at);
+        };
+        if depth == 0 {
+            if t.reset {
+                self.dict.reset();
+                self.last_tid = Some(tid);
+            }
+            h.begin_message(t);
+        } else {
+            h.begin_template_ref(t);
+        }
+        self.segment(ts, r, &t.body.instrs, &mut pmap, h, depth)
+            .map_err(|e| e.in_template(&t.name))?;
+        if r.strict && pmap.has_unused_bits(r.buf) {
+            return Err(CodecError::new(ErrorKind::PresenceMapTooLong, at).in_template(&t.name));
+        }
+        if depth == 0 {
+            h.end_message();
+        } else {
+            h.end_template_ref();
+        }
+        Ok(())
+    }
+
+    fn segment<H: Handler>(
+        &mut self,
+        ts: &Templates,
+        r: &mut Reader,
+        instrs: &[Instr],
+        pmap: &mut Pmap,
+        h: &mut H,
+        depth: u32,
+    ) -> Res<()> {
+        for instr in instrs {
+            self.instr(ts, r, instr, pmap, h, depth)
+                .map_err(|e| e.in_field(&instr.name))?;
+        }
+        Ok(())
+    }
+
+    /// A nested segment (group or sequence element) with its own presence map if it has one.
+    fn nested<H: Handler>(
+        &mut self,
+        ts: &Templates,
+        r: &mut Reader,
+        body: &crate::template::Segment,
+        h: &mut H,
+        depth: u32,
+    ) -> Res<()> {
+        let at = r.pos;
+        let mut p = if body.has_pmap {
+            r.pmap()?
+        } else {
+            Pmap::empty()
+        };
+        self.segment(ts, r, &body.instrs, &mut p, h, depth)?;
+        if r.strict && body.has_pmap && p.has_unused_bits(r.buf) {
+            return fail(ErrorKind::PresenceMapTooLong, at);
+        }
+        Ok(())
+    }
+
+    #[inline]
+    fn instr<H: Handler>(
+        &mut self,
+        ts: &Templates,
+        r: &mut Reader,
+        instr: &Instr,
+        pmap: &mut Pmap,
+        h: &mut H,
+        depth: u32,
+    ) -> Res<()> {
+        match &instr.kind {
+            Kind::Scalar(s) => match s.ty {
+                FieldType::Int(it) => match self.int(r, s, it, pmap)? {
+                    Some(v) if it.signed() => h.value(instr, FieldValue::Int(v as i64)),
+                    Some(v) => h.value(instr, FieldValue::UInt(v)),
+                    None => h.absent(instr),
+                },
+                FieldType::Decimal => match self.decimal(r, s, pmap)? {
+                    Some(d) => h.value(instr, FieldValue::Decimal(d)),
+                    None => h.absent(instr),
+                },
+                ty => {
+                    let at = r.pos;
+                    let Some(src) = self.string(r, s, pmap)? else {
+                        h.absent(instr);
+                        return Ok(());
+                    };
+                    let bytes: &[u8] = match src {
+                        Src::Scratch => &self.scratch,
+                        Src::Slot(i) => &self.dict.slot(i).bytes,
+                        Src::Init => match &s.initial {
+                            Some(Initial::Bytes(b)) => b,
+                            _ => &[],
+                        },
+                    };
+                    if bytes.len() > self.opts.max_string_len {
+                        return fail(ErrorKind::LengthTooLong(bytes.len() as u64), at);
+                    }
+                    let v = match ty {
+                        FieldType::Ascii => FieldValue::Ascii(bytes),
+                        FieldType::Unicode => match std::str::from_utf8(bytes) {
+                            Ok(s) => FieldValue::Unicode(s),
+                            Err(_) => return fail(ErrorKind::InvalidUtf8, at),
+                        },
+                        _ => FieldValue::Bytes(bytes),
+                    };
+                    h.value(instr, v);
+                }
+            },
+            Kind::SplitDecimal { exponent, mantissa } => {
+                let at = r.pos;
+                let Some(e) = self.int(r, exponent, IntType::I32, pmap)? else {
+                    h.absent(instr);
+                    return Ok(());
+                };
+                let e = e as i64;
+                if !(-63..=63).contains(&e) {
+                    return fail(ErrorKind::ExponentRange(e), at);
+                }
+                let Some(m) = self.int(r, mantissa, IntType::I64, pmap)? else {
+                    return fail(ErrorKind::MissingValue, r.pos);
+                };
+                h.value(instr, FieldValue::Decimal(Decimal::new(e as i32, m as i64)));
+            }
+            Kind::Sequence { length, body, .. } => {
+                let at = r.pos;
+                let Some(len) = self.int(r, length, IntType::U32, pmap)? else {
+                    h.absent(instr);
+                    return Ok(());
+                };
+                // Each element with a presence map takes at least one byte, so a length
+                // beyond the input is an error before anything is allocated.
+                if len > self.opts.max_sequence_len as u64
+                    || (body.has_pmap && len > r.remaining() as u64)
+                {
+                    return fail(ErrorKind::SequenceTooLong(len), at);
+                }
+                h.begin_sequence(instr, len as u32);
+                for i in 0..len as u32 {
+                    h.begin_element(i);
+                    self.nested(ts, r, body, h, depth)?;
+                    h.end_element();
+                }
+                h.end_sequence();
+            }
+            Kind::Group(body) => {
+                if instr.optional && !pmap.next(r.buf) {
+                    h.absent(instr);
+                    return Ok(());
+                }
+                h.begin_group(instr);
+                self.nested(ts, r, body, h, depth)?;
+                h.end_group();
+            }
+            Kind::DynamicRef => {
+                if depth >= self.opts.max_depth {
+                    return fail(ErrorKind::TooDeep(self.opts.max_depth), r.pos);
+                }
+                self.message(ts, r, h, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads an integer of the field's type from the stream, nullable if optional.
+    #[inline]
+    fn read_int(r: &mut Reader, it: IntType, optional: bool) -> Res<Option<u64>> {
+        let at = r.pos;
+        if it.signed() {
+            let v = if optional {
+                r.nullable_i64()?
+            } else {
+                Some(r.i64()?)
+            };
+            if let Some(v) = v {
+                if it != IntType::I64 && ((v as i128) < it.min() || (v as i128) > it.max()) {
+                    return fail(ErrorKind::IntegerOverflow, at);
+                }
+            }
+            Ok(v.map(|v| v as u64))
+        } else {
+            let v = if optional {
+                r.nullable_u64()?
+            } else {
+                Some(r.u64()?)
+            };
+            if let Some(v) = v {
+                if it != IntType::U64 && v as i128 > it.max() {
+                    return fail(ErrorKind::IntegerOverflow, at);
+                }
+            }
+            Ok(v)
+        }
+    }
+
+    /// The value for "not in the stream" under copy, increment and tail (spec §6.3.5-8).
+    #[inline]
+    fn from_dict(&mut self, s: &Scalar, at: usize) -> Res<Option<()>> {
+        match self.dict.state(s.slot) {
+            State::Assigned => Ok(Some(())),
+            State::Undefined => match &s.initial {
+                Some(init) => {
+                    self.dict.set_initial(s.slot, init);
+                    Ok(Some(()))
+                }
+                None if s.optional => {
+                    self.dict.set_empty(s.slot);
+                    Ok(None)
+                }
+                None if s.op == Op::Tail => fail(ErrorKind::EmptyPrevious, at),
+                None => fail(ErrorKind::MissingValue, at),
+            },
+            State::Empty if s.optional => Ok(None),
+            // Tail names D7 here where copy and increment name D6.
+            State::Empty if s.op == Op::Tail => fail(ErrorKind::BadSubtraction(0), at),
+            State::Empty => fail(ErrorKind::EmptyPrevious, at),
+        }
+    }
+
+    #[inline]
+    fn int(
+        &mut self,
+        r: &mut Reader,
+        s: &Scalar,
+        it: IntType,
+        pmap: &mut Pmap,
+    ) -> Res<Option<u64>> {
+        let init = || match s.initial {
+            Some(Initial::Int(v)) => Some(v),
+            _ => None,
+        };
+        match s.op {
+            Op::None => Self::read_int(r, it, s.optional),
+            Op::Constant => Ok(if s.optional && !pmap.next(r.buf) {
+                None
+            } else {
+                init()
+            }),
+            Op::Default => {
+                if pmap.next(r.buf) {
+                    Self::read_int(r, it, s.optional)
+                } else {
+                    Ok(init())
+                }
+            }
+            Op::Copy | Op::Increment => {
+                if pmap.next(r.buf) {
+                    let v = Self::read_int(r, it, s.optional)?;
+                    match v {
+                        Some(v) => self.dict.set_int(s.slot, v),
+                        None => self.dict.set_empty(s.slot),
+                    }
+                    return Ok(v);
+                }
+                let assigned = self.dict.state(s.slot) == State::Assigned;
+                if self.from_dict(s, r.pos)?.is_none() {
+                    return Ok(None);
+                }
+                let mut v = self.dict.slot(s.slot).int;
+                if s.op == Op::Increment && assigned {
+                    v = increment(v, it);
+                    self.dict.set_int(s.slot, v);
+                }
+                Ok(Some(v))
+            }
+            Op::Delta => {
+                let at = r.pos;
+                let d = if s.optional {
+                    r.nullable_i64()?
+                } else {
+                    Some(r.i64()?)
+                };
+                let Some(d) = d else { return Ok(None) };
+                let base = match self.dict.state(s.slot) {
+                    State::Assigned => self.dict.slot(s.slot).int,
+                    State::Undefined => init().unwrap_or(0),
+                    State::Empty => return fail(ErrorKind::EmptyPrevious, at),
+                };
+                let base = if it.signed() {
+                    base as i64 as i128
+                } else {
+                    base as i128
+                };
+                let v = base + d as i128;
+                if v < it.min() || v > it.max() {
+                    return fail(ErrorKind::DeltaOverflow, at);
+                }
+                let bits = if it.signed() {
+                    v as i64 as u64
+                } else {
+                    v as u64
+                };
+                self.dict.set_int(s.slot, bits);
+                Ok(Some(bits))
+            }
+            Op::Tail => fail(ErrorKind::TypeMismatch, r.pos),
+        }
+    }
+
+    #[inline]
+    fn read_decimal(r: &mut Reader, optional: bool) -> Res<Option<Decimal>> {
+        let at = r.pos;
+        let e = if optional {
+            r.nullable_i64()?
+        } else {
+            Some(r.i64()?)
+        };
+        let Some(e) = e else { return Ok(None) };
+        if !(-63..=63).contains(&e) {
+            return fail(ErrorKind::ExponentRange(e), at);
+        }
+        Ok(Some(Decimal::new(e as i32, r.i64()?)))
+    }
+
+    fn decimal(&mut self, r: &mut Reader, s: &Scalar, pmap: &mut Pmap) -> Res<Option<Decimal>> {
+        let init = || match s.initial {
+            Some(Initial::Decimal { exponent, mantissa }) => Some(Decimal::new(exponent, mantissa)),
+            _ => None,
+        };
+        let slot_value = |d: &Dictionary| {
+            let sl = d.slot(s.slot);
+            Decimal::new(sl.int as i64 as i32, sl.mantissa)
+        };
+        match s.op {
+            Op::None => Self::read_decimal(r, s.optional),
+            Op::Constant => Ok(if s.optional && !pmap.next(r.buf) {
+                None
+            } else {
+                init()
+            }),
+            Op::Default => {
+                if pmap.next(r.buf) {
+                    Self::read_decimal(r, s.optional)
+                } else {
+                    Ok(init())
+                }
+            }
+            Op::Copy => {
+                if pmap.next(r.buf) {
+                    let v = Self::read_decimal(r, s.optional)?;
+                    match v {
+                        Some(d) => self.dict.set_decimal(s.slot, d.exponent, d.mantissa),
+                        None => self.dict.set_empty(s.slot),
+                    }
+                    return Ok(v);
+                }
+                Ok(self.from_dict(s, r.pos)?.map(|_| slot_value(&self.dict)))
+            }
+            Op::Delta => {
+                let at = r.pos;
+                let de = if s.optional {
+                    r.nullable_i64()?
+                } else {
+                    Some(r.i64()?)
+                };
+                let Some(de) = de else { return Ok(None) };
+                let dm = r.i64()?;
+                let base = match self.dict.state(s.slot) {
+                    State::Assigned => slot_value(&self.dict),
+                    State::Undefined => init().unwrap_or(Decimal::new(0, 0)),
+                    State::Empty => return fail(ErrorKind::EmptyPrevious, at),
+                };
+                let e = base.exponent as i64 + de;
+                if !(-63..=63).contains(&e) {
+                    return fail(ErrorKind::ExponentRange(e), at);
+                }
+                let Some(m) = base.mantissa.checked_add(dm) else {
+                    return fail(ErrorKind::MantissaRange, at);
+                };
+                self.dict.set_decimal(s.slot, e as i32, m);
+                Ok(Some(Decimal::new(e as i32, m)))
+            }
+            Op::Increment | Op::Tail => fail(ErrorKind::TypeMismatch, r.pos),
+        }
+    }
+
+    fn string(&mut self, r: &mut Reader, s: &Scalar, pmap: &mut Pmap) -> Res<Option<Src>> {
+        let ascii = s.ty == FieldType::Ascii;
+        let has_init = s.initial.is_some();
+        match s.op {
+            Op::None => {
+                Ok(read_string(r, ascii, s.optional, &mut self.scratch)?.then_some(Src::Scratch))
+            }
+            Op::Constant => Ok((!s.optional || pmap.next(r.buf)).then_some(Src::Init)),
+            Op::Default => {
+                if pmap.next(r.buf) {
+                    Ok(read_string(r, ascii, s.optional, &mut self.scratch)?
+                        .then_some(Src::Scratch))
+                } else {
+                    Ok(has_init.then_some(Src::Init))
+                }
+            }
+            Op::Copy => {
+                if pmap.next(r.buf) {
+                    let present =
+                        read_string(r, ascii, s.optional, &mut self.dict.assign(s.slot).bytes)?;
+                    if !present {
+                        self.dict.set_empty(s.slot);
+                    }
+                    return Ok(present.then_some(Src::Slot(s.slot)));
+                }
+                Ok(self.from_dict(s, r.pos)?.map(|_| Src::Slot(s.slot)))
+            }
+            Op::Tail => {
+                if !pmap.next(r.buf) {
+                    return Ok(self.from_dict(s, r.pos)?.map(|_| Src::Slot(s.slot)));
+                }
+                if !read_string(r, ascii, s.optional, &mut self.scratch)? {
+                    self.dict.set_empty(s.slot);
+                    return Ok(None);
+                }
+                if self.dict.state(s.slot) != State::Assigned {
+                    self.set_base(s);
+                }
+                let base = &mut self.dict.assign(s.slot).bytes;
+                let tail = &self.scratch;
+                if tail.len() >= base.len() {
+                    base.clear();
+                } else {
+                    base.truncate(base.len() - tail.len());
+                }
+                base.extend_from_slice(tail);
+                Ok(Some(Src::Slot(s.slot)))
+            }
+            Op::Delta => {
+                let at = r.pos;
+                let sub = if s.optional {
+                    r.nullable_i64()?
+                } else {
+                    Some(r.i64()?)
+                };
+                let Some(sub) = sub else { return Ok(None) };
+                read_string(r, ascii, false, &mut self.scratch)?;
+                match self.dict.state(s.slot) {
+                    State::Assigned => {}
+                    State::Undefined => self.set_base(s),
+                    State::Empty => return fail(ErrorKind::EmptyPrevious, at),
+                }
+                if sub > i32::MAX as i64 || sub < i32::MIN as i64 {
+                    return fail(ErrorKind::BadSubtraction(sub), at);
+                }
+                let base = &mut self.dict.assign(s.slot).bytes;
+                let (front, n) = if sub < 0 {
+                    (true, (-sub - 1) as usize)
+                } else {
+                    (false, sub as usize)
+                };
+                if n > base.len() {
+                    return fail(ErrorKind::BadSubtraction(sub), at);
+                }
+                if front {
+                    base.drain(..n);
+                    base.splice(0..0, self.scratch.iter().copied());
+                } else {
+                    base.truncate(base.len() - n);
+                    base.extend_from_slice(&self.scratch);
+                }
+                Ok(Some(Src::Slot(s.slot)))
+            }
+            Op::Increment => fail(ErrorKind::TypeMismatch, r.pos),
+        }
+    }
+
+    /// Sets the slot to the base value used when the entry is not assigned: the initial
+    /// value or the empty string.
+    fn set_base(&mut self, s: &Scalar) {
+        match &s.initial {
+            Some(Initial::Bytes(b)) => self.dict.set_bytes(s.slot, b),
+            _ => self.dict.set_bytes(s.slot, &[]),
+        }
+    }
+}
+
+#[inline]
+fn increment(v: u64, it: IntType) -> u64 {
+    if it.signed() {
+        let v = v as i64;
+        (if v as i128 == it.max() {
+            it.min() as i64
+        } else {
+            v + 1
+        }) as u64
+    } else if v as i128 == it.max() {
+        0
+    } else {
+        v + 1
+    }
+}
+
+/// Reads a string value into `out`: an ASCII stop-bit string or a length-prefixed byte
+/// vector (unicode strings are byte vectors on the wire). Returns false for NULL.
+fn read_string(r: &mut Reader, ascii: bool, nullable: bool, out: &mut Vec<u8>) -> Res<bool> {
+    out.clear();
+    if !ascii {
+        let len = if nullable {
+            r.nullable_u64()?
+        } else {
+            Some(r.u64()?)
+        };
+        let Some(len) = len else { return Ok(false) };
+        out.extend_from_slice(r.bytes(len)?);
+        return Ok(true);
+    }
+    let at = r.pos;
+    let e = r.entity()?;
+    if e[0] == 0x80 {
+        return Ok(!nullable);
+    }
+    if e[0] == 0 {
+        // The spec's special forms (§10.6.3): "\0" and, when nullable, the empty string.
+        match (nullable, e) {
+            (true, [0, 0x80]) => return Ok(true),
+            (true, [0, 0, 0x80]) | (false, [0, 0x80]) => {
+                out.push(0);
+                return Ok(true);
+            }
+            _ if r.strict => return fail(ErrorKind::OverlongString, at),
+            _ => {}
+        }
+    }
+    out.extend_from_slice(e);
+    if let Some(last) = out.last_mut() {
+        *last &= 0x7f;
+    }
+    Ok(true)
+}

@@ -1,0 +1,277 @@
+//! Compiled templates: a flat program the decoder and encoder walk. Names are kept only for
+//! output and error messages; dictionary entries are resolved to slot indices once, here.
+
+use std::collections::HashMap;
+
+/// Integer field types. The 8- and 16-bit ones are not FAST 1.1 types; the seed paper's
+/// templates use them (a QuickFAST extension), encoded like 32-bit integers and range-checked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IntType {
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+}
+
+impl IntType {
+    pub fn signed(self) -> bool {
+        matches!(
+            self,
+            IntType::I8 | IntType::I16 | IntType::I32 | IntType::I64
+        )
+    }
+
+    pub fn min(self) -> i128 {
+        match self {
+            IntType::U8 | IntType::U16 | IntType::U32 | IntType::U64 => 0,
+            IntType::I8 => i8::MIN as i128,
+            IntType::I16 => i16::MIN as i128,
+            IntType::I32 => i32::MIN as i128,
+            IntType::I64 => i64::MIN as i128,
+        }
+    }
+
+    pub fn max(self) -> i128 {
+        match self {
+            IntType::U8 => u8::MAX as i128,
+            IntType::U16 => u16::MAX as i128,
+            IntType::U32 => u32::MAX as i128,
+            IntType::U64 => u64::MAX as i128,
+            IntType::I8 => i8::MAX as i128,
+            IntType::I16 => i16::MAX as i128,
+            IntType::I32 => i32::MAX as i128,
+            IntType::I64 => i64::MAX as i128,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            IntType::U8 => "uInt8",
+            IntType::U16 => "uInt16",
+            IntType::U32 => "uInt32",
+            IntType::U64 => "uInt64",
+            IntType::I8 => "int8",
+            IntType::I16 => "int16",
+            IntType::I32 => "int32",
+            IntType::I64 => "int64",
+        }
+    }
+}
+
+/// The type of a scalar field.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FieldType {
+    Int(IntType),
+    Decimal,
+    Ascii,
+    Unicode,
+    Bytes,
+}
+
+/// Field operators (spec §6.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    None,
+    Constant,
+    Default,
+    Copy,
+    Increment,
+    Delta,
+    Tail,
+}
+
+/// An initial value from the template, already parsed into its type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Initial {
+    /// Integer bits: unsigned as is, signed as two's complement `i64 as u64`.
+    Int(u64),
+    Decimal {
+        exponent: i32,
+        mantissa: i64,
+    },
+    Bytes(Box<[u8]>),
+}
+
+/// One scalar field with its operator, presence, initial value and dictionary slot.
+#[derive(Debug, Clone)]
+pub struct Scalar {
+    pub ty: FieldType,
+    pub op: Op,
+    pub optional: bool,
+    pub initial: Option<Initial>,
+    /// Index into the dictionary's slots; meaningful for copy, increment, delta and tail.
+    pub slot: u32,
+}
+
+impl Scalar {
+    /// Whether this field takes a presence map bit (spec §6.5, the table of Appendix 3.3.1).
+    pub fn uses_bit(&self) -> bool {
+        match self.op {
+            Op::None | Op::Delta => false,
+            Op::Constant => self.optional,
+            Op::Default | Op::Copy | Op::Increment | Op::Tail => true,
+        }
+    }
+}
+
+/// What an instruction is.
+#[derive(Debug, Clone)]
+pub enum Kind {
+    Scalar(Scalar),
+    /// A decimal with separate exponent and mantissa operators. The exponent carries the
+    /// decimal's presence; the mantissa is always mandatory.
+    SplitDecimal {
+        exponent: Scalar,
+        mantissa: Scalar,
+    },
+    Sequence {
+        length_name: String,
+        length: Scalar,
+        body: Segment,
+    },
+    Group(Segment),
+    /// A dynamic template reference: a nested message with its own presence map and id.
+    DynamicRef,
+}
+
+/// One field instruction. Static template references are inlined at compile time, so they
+/// never appear here.
+#[derive(Debug, Clone)]
+pub struct Instr {
+    pub name: String,
+    /// The field id attribute (a FIX tag number in most templates), if given.
+    pub id: Option<String>,
+    pub optional: bool,
+    pub kind: Kind,
+}
+
+impl Instr {
+    /// Whether the instruction may take a bit in the presence map of its segment.
+    pub fn uses_bit(&self) -> bool {
+        match &self.kind {
+            Kind::Scalar(s) => s.uses_bit(),
+            Kind::SplitDecimal { exponent, mantissa } => exponent.uses_bit() || mantissa.uses_bit(),
+            Kind::Sequence { length, .. } => length.uses_bit(),
+            Kind::Group(_) => self.optional,
+            Kind::DynamicRef => false,
+        }
+    }
+}
+
+/// A list of instructions that share one presence map (a message body, a group, or a
+/// sequence element).
+#[derive(Debug, Clone)]
+pub struct Segment {
+    pub instrs: Vec<Instr>,
+    /// Whether the segment has a presence map of its own on the wire.
+    pub has_pmap: bool,
+    /// The most presence-map bits the segment can use; sizes the encoder's reservation.
+    pub max_bits: u32,
+}
+
+impl Segment {
+    pub(crate) fn new(instrs: Vec<Instr>) -> Segment {
+        let max_bits = instrs.iter().map(|i| bits_of(i) as u32).sum();
+        Segment {
+            has_pmap: max_bits > 0,
+            max_bits,
+            instrs,
+        }
+    }
+}
+
+fn bits_of(i: &Instr) -> usize {
+    match &i.kind {
+        Kind::SplitDecimal { exponent, mantissa } => {
+            exponent.uses_bit() as usize + mantissa.uses_bit() as usize
+        }
+        _ => i.uses_bit() as usize,
+    }
+}
+
+/// A compiled template.
+#[derive(Debug, Clone)]
+pub struct Template {
+    pub id: u32,
+    pub name: String,
+    pub ns: Option<String>,
+    /// `reset="Y"`: every dictionary is reset before a message of this template.
+    pub reset: bool,
+    pub body: Segment,
+}
+
+/// A compiled set of templates, ready for a decoder or encoder.
+#[derive(Debug, Clone)]
+pub struct Templates {
+    pub(crate) list: Vec<Template>,
+    by_id: HashMap<u32, usize>,
+    /// Direct index for small ids (most feeds use ids below a few thousand).
+    dense: Vec<u32>,
+    pub(crate) slot_count: usize,
+}
+
+const DENSE_LIMIT: u32 = 4096;
+const NO_TEMPLATE: u32 = u32::MAX;
+
+impl Templates {
+    pub(crate) fn new(list: Vec<Template>, slot_count: usize) -> Templates {
+        let mut by_id = HashMap::new();
+        let mut dense = Vec::new();
+        for (i, t) in list.iter().enumerate() {
+            by_id.insert(t.id, i);
+            if t.id < DENSE_LIMIT {
+                if dense.len() <= t.id as usize {
+                    dense.resize(t.id as usize + 1, NO_TEMPLATE);
+                }
+                dense[t.id as usize] = i as u32;
+            }
+        }
+        Templates {
+            list,
+            by_id,
+            dense,
+            slot_count,
+        }
+    }
+
+    /// The template with this id.
+    #[inline]
+    pub fn get(&self, id: u32) -> Option<&Template> {
+        self.index_of(id).map(|i| &self.list[i])
+    }
+
+    #[inline]
+    pub(crate) fn index_of(&self, id: u32) -> Option<usize> {
+        if let Some(&i) = self.dense.get(id as usize) {
+            return (i != NO_TEMPLATE).then_some(i as usize);
+        }
+        self.by_id.get(&id).copied()
+    }
+
+    /// The template with this name.
+    pub fn by_name(&self, name: &str) -> Option<&Template> {
+        self.list.iter().find(|t| t.name == name)
+    }
+
+    /// All templates in file order.
+    pub fn iter(&self) -> impl Iterator<Item = &Template> {
+        self.list.iter()
+    }
+
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// How many dictionary entries the templates use, over all dictionaries.
+    pub fn dictionary_slots(&self) -> usize {
+        self.slot_count
+    }
+}

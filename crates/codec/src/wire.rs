@@ -1,0 +1,412 @@
+//! The transfer encoding (spec §10): stop-bit integers, presence maps and strings, read from
+//! a byte slice and written to a `Vec<u8>`.
+
+use crate::error::{CodecError, ErrorKind};
+
+/// A position in the input. Every read checks the bounds and reports `Truncated` instead of
+/// reading past the end.
+pub(crate) struct Reader<'a> {
+    pub buf: &'a [u8],
+    pub pos: usize,
+    pub strict: bool,
+}
+
+#[inline]
+fn err<T>(kind: ErrorKind, pos: usize) -> Result<T, CodecError> {
+    Err(CodecError::new(kind, pos))
+}
+
+impl<'a> Reader<'a> {
+    pub fn new(buf: &'a [u8], strict: bool) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            strict,
+        }
+    }
+
+    #[inline]
+    pub fn remaining(&self) -> usize {
+        self.buf.len() - self.pos
+    }
+
+    /// The bytes of one stop-bit entity, stop byte included.
+    #[inline]
+    pub fn entity(&mut self) -> Result<&'a [u8], CodecError> {
+        let start = self.pos;
+        let rest = &self.buf[start..];
+        match rest.iter().position(|b| b & 0x80 != 0) {
+            Some(i) => {
+                self.pos = start + i + 1;
+                Ok(&rest[..=i])
+            }
+            None => err(ErrorKind::Truncated, self.buf.len()),
+        }
+    }
+
+    /// An unsigned integer; `Err(IntegerOverflow)` past 64 bits.
+    #[inline]
+    pub fn u64(&mut self) -> Result<u64, CodecError> {
+        let start = self.pos;
+        // Fast path: one byte.
+        if let Some(&b) = self.buf.get(start) {
+            if b & 0x80 != 0 {
+                self.pos = start + 1;
+                return Ok((b & 0x7f) as u64);
+            }
+        }
+        let bytes = self.entity()?;
+        let mut acc: u64 = 0;
+        for &b in bytes {
+            if acc >> 57 != 0 {
+                return err(ErrorKind::IntegerOverflow, start);
+            }
+            acc = (acc << 7) | (b & 0x7f) as u64;
+        }
+        if self.strict && bytes.len() > 1 && bytes[0] == 0 {
+            return err(ErrorKind::OverlongInteger, start);
+        }
+        Ok(acc)
+    }
+
+    /// A signed integer; `Err(IntegerOverflow)` past 64 bits.
+    #[inline]
+    pub fn i64(&mut self) -> Result<i64, CodecError> {
+        let start = self.pos;
+        if let Some(&b) = self.buf.get(start) {
+            if b & 0x80 != 0 {
+                self.pos = start + 1;
+                // Sign-extend the 7-bit value.
+                return Ok((((b & 0x7f) as i8) << 1 >> 1) as i64);
+            }
+        }
+        let bytes = self.entity()?;
+        let mut acc: i64 = if bytes[0] & 0x40 != 0 { -1 } else { 0 };
+        for &b in bytes {
+            let top = acc >> 56;
+            if top != 0 && top != -1 {
+                return err(ErrorKind::IntegerOverflow, start);
+            }
+            acc = (acc << 7) | (b & 0x7f) as i64;
+        }
+        if self.strict && bytes.len() > 1 {
+            let redundant = (bytes[0] == 0 && bytes[1] & 0x40 == 0)
+                || (bytes[0] == 0x7f && bytes[1] & 0x40 != 0);
+            if redundant {
+                return err(ErrorKind::OverlongInteger, start);
+            }
+        }
+        Ok(acc)
+    }
+
+    /// A nullable unsigned integer (spec §10.6.1): 0 is NULL, other values are one more than
+    /// the value. Wide enough for a nullable uInt64 at its maximum (2^64 on the wire).
+    #[inline]
+    pub fn nullable_u64(&mut self) -> Result<Option<u64>, CodecError> {
+        let start = self.pos;
+        match self.u64() {
+            Ok(0) => Ok(None),
+            Ok(v) => Ok(Some(v - 1)),
+            Err(e) if e.kind == ErrorKind::IntegerOverflow => {
+                self.pos = start;
+                let bytes = self.entity()?;
+                let wide = bytes.iter().try_fold(0u128, |acc, &b| {
+                    (acc >> 100 == 0).then(|| (acc << 7) | (b & 0x7f) as u128)
+                });
+                if wide == Some(1u128 << 64) {
+                    Ok(Some(u64::MAX))
+                } else {
+                    err(ErrorKind::IntegerOverflow, start)
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A nullable signed integer: 0 is NULL, positive values are one more than the value.
+    #[inline]
+    pub fn nullable_i64(&mut self) -> Result<Option<i64>, CodecError> {
+        let start = self.pos;
+        match self.i64() {
+            Ok(0) => Ok(None),
+            Ok(v) if v > 0 => Ok(Some(v - 1)),
+            Ok(v) => Ok(Some(v)),
+            Err(e) if e.kind == ErrorKind::IntegerOverflow => {
+                self.pos = start;
+                let bytes = self.entity()?;
+                let mut acc: i128 = if bytes[0] & 0x40 != 0 { -1 } else { 0 };
+                for &b in bytes {
+                    if acc.unsigned_abs() >> 100 != 0 {
+                        return err(ErrorKind::IntegerOverflow, start);
+                    }
+                    acc = (acc << 7) | (b & 0x7f) as i128;
+                }
+                if acc == i64::MAX as i128 + 1 {
+                    Ok(Some(i64::MAX))
+                } else {
+                    err(ErrorKind::IntegerOverflow, start)
+                }
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A presence map.
+    #[inline]
+    pub fn pmap(&mut self) -> Result<Pmap, CodecError> {
+        let start = self.pos;
+        let bytes = self.entity()?;
+        let mut bits = 0u64;
+        for (i, &b) in bytes.iter().take(9).enumerate() {
+            bits |= ((b & 0x7f) as u64) << (57 - 7 * i);
+        }
+        if self.strict && bytes.len() > 1 && bytes[bytes.len() - 1] & 0x7f == 0 {
+            return err(ErrorKind::OverlongPresenceMap, start);
+        }
+        Ok(Pmap {
+            bits,
+            taken: 0,
+            start,
+            len: bytes.len() as u32,
+        })
+    }
+
+    /// Raw bytes of a given length (byte vector and unicode content).
+    #[inline]
+    pub fn bytes(&mut self, len: u64) -> Result<&'a [u8], CodecError> {
+        if len > self.remaining() as u64 {
+            return err(ErrorKind::LengthTooLong(len), self.pos);
+        }
+        let s = &self.buf[self.pos..self.pos + len as usize];
+        self.pos += len as usize;
+        Ok(s)
+    }
+}
+
+/// A decoded presence map: up to 63 bits in a word, walked from the top; the rare longer map
+/// is read bit by bit from the input.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Pmap {
+    bits: u64,
+    taken: u32,
+    start: usize,
+    len: u32,
+}
+
+impl Pmap {
+    /// A segment without a presence map: every bit reads as 0.
+    pub fn empty() -> Pmap {
+        Pmap::default()
+    }
+
+    #[inline]
+    pub fn next(&mut self, buf: &[u8]) -> bool {
+        let i = self.taken;
+        self.taken += 1;
+        if i < 63 {
+            let bit = self.bits >> 63 != 0;
+            self.bits <<= 1;
+            bit
+        } else {
+            let byte = (i / 7) as usize;
+            byte < self.len as usize && buf[self.start + byte] & (0x40 >> (i % 7)) != 0
+        }
+    }
+
+    /// Whether set bits remain that no field used (spec R8).
+    pub fn has_unused_bits(&self, buf: &[u8]) -> bool {
+        if self.bits != 0 {
+            return true;
+        }
+        let mut p = *self;
+        (p.taken..p.len * 7).any(|_| p.next(buf))
+    }
+}
+
+/// Appends an unsigned stop-bit integer.
+#[inline]
+pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
+    let bits = (64 - v.leading_zeros()).max(1);
+    let n = bits.div_ceil(7);
+    for i in (0..n).rev() {
+        out.push(((v >> (7 * i)) & 0x7f) as u8);
+    }
+    *out.last_mut().expect("n >= 1") |= 0x80;
+}
+
+/// Appends a signed stop-bit integer in the fewest bytes that keep the sign bit right.
+#[inline]
+pub(crate) fn put_i64(out: &mut Vec<u8>, v: i64) {
+    let magnitude = if v < 0 { !v } else { v } as u64;
+    let bits = 64 - magnitude.leading_zeros() + 1;
+    let n = bits.div_ceil(7);
+    for i in (0..n).rev() {
+        out.push(((v >> (7 * i)) & 0x7f) as u8);
+    }
+    *out.last_mut().expect("n >= 1") |= 0x80;
+}
+
+pub(crate) fn put_nullable_u64(out: &mut Vec<u8>, v: Option<u64>) {
+    match v {
+        None => out.push(0x80),
+        Some(u64::MAX) => out.extend_from_slice(&[0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0x80]),
+        Some(v) => put_u64(out, v + 1),
+    }
+}
+
+pub(crate) fn put_nullable_i64(out: &mut Vec<u8>, v: Option<i64>) {
+    match v {
+        None => out.push(0x80),
+        Some(i64::MAX) => out.extend_from_slice(&[0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0x80]),
+        Some(v) if v >= 0 => put_i64(out, v + 1),
+        Some(v) => put_i64(out, v),
+    }
+}
+
+/// Appends an ASCII string, with the spec's special forms for empty and NUL strings.
+pub(crate) fn put_ascii(out: &mut Vec<u8>, v: Option<&[u8]>, nullable: bool) {
+    match v {
+        None => out.push(0x80),
+        Some(s) => {
+            let leading_nul = s.first() == Some(&0) && s.iter().all(|&b| b == 0);
+            if s.is_empty() {
+                if nullable {
+                    out.push(0x00);
+                }
+                out.push(0x80);
+            } else if leading_nul && s.len() == 1 {
+                // "\0" needs the two-byte form (three when nullable).
+                if nullable {
+                    out.push(0x00);
+                }
+                out.extend_from_slice(&[0x00, 0x80]);
+            } else {
+                out.extend(s.iter().map(|b| b & 0x7f));
+                *out.last_mut().expect("non-empty") |= 0x80;
+            }
+        }
+    }
+}
+
+/// Writes the presence map `bits` (left-aligned, `count` used) over the `reserved` bytes at
+/// `at`, in as few bytes as possible, and closes the gap. Returns the bytes saved.
+pub(crate) fn patch_pmap(out: &mut Vec<u8>, at: usize, reserved: usize, bits: &[bool]) {
+    let last_set = bits.iter().rposition(|&b| b);
+    let nbytes = match last_set {
+        Some(i) => i / 7 + 1,
+        None => 1,
+    };
+    debug_assert!(nbytes <= reserved);
+    for i in 0..nbytes {
+        let mut byte = 0u8;
+        for j in 0..7 {
+            if bits.get(i * 7 + j).copied().unwrap_or(false) {
+                byte |= 0x40 >> j;
+            }
+        }
+        out[at + i] = byte;
+    }
+    out[at + nbytes - 1] |= 0x80;
+    if nbytes < reserved {
+        out.drain(at + nbytes..at + reserved);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(bytes: &[u8]) -> Result<u64, CodecError> {
+        Reader::new(bytes, true).u64()
+    }
+    fn i(bytes: &[u8]) -> Result<i64, CodecError> {
+        Reader::new(bytes, true).i64()
+    }
+
+    #[test]
+    fn spec_integer_vectors() {
+        assert_eq!(u(&[0x39, 0x45, 0xa3]).unwrap(), 942755);
+        assert_eq!(i(&[0x7c, 0x1b, 0x1b, 0x9d]).unwrap(), -7942755);
+        assert_eq!(i(&[0x00, 0x40, 0x81]).unwrap(), 8193);
+        assert_eq!(i(&[0x7f, 0x3f, 0xff]).unwrap(), -8193);
+        assert_eq!(i(&[0x00, 0xc0]).unwrap(), 64);
+        assert_eq!(i(&[0xc0]).unwrap(), -64);
+        assert_eq!(i(&[0x78, 0, 0, 0, 0x80]).unwrap(), i32::MIN as i64);
+        assert_eq!(
+            i(&[0, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0xff]).unwrap(),
+            i64::MAX
+        );
+        assert_eq!(i(&[0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0x80]).unwrap(), i64::MIN);
+        assert_eq!(
+            u(&[0x01, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0xff]).unwrap(),
+            u64::MAX
+        );
+        assert_eq!(
+            u(&[0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0x80]).unwrap_err().kind,
+            ErrorKind::IntegerOverflow
+        );
+        assert_eq!(
+            u(&[0x00, 0x81]).unwrap_err().kind,
+            ErrorKind::OverlongInteger
+        );
+        assert_eq!(u(&[0x00, 0x01]).unwrap_err().kind, ErrorKind::Truncated);
+        let mut r = Reader::new(&[0x39, 0x45, 0xa4, 0x80], false);
+        assert_eq!(r.nullable_i64().unwrap(), Some(942755));
+        assert_eq!(r.nullable_i64().unwrap(), None);
+    }
+
+    #[test]
+    fn integers_round_trip_at_the_edges() {
+        for v in [
+            0i64,
+            1,
+            -1,
+            63,
+            64,
+            -64,
+            -65,
+            8193,
+            -8193,
+            i64::MAX,
+            i64::MIN,
+            i32::MIN as i64,
+        ] {
+            let mut out = Vec::new();
+            put_i64(&mut out, v);
+            assert_eq!(i(&out).unwrap(), v, "{v}");
+            let mut out = Vec::new();
+            put_nullable_i64(&mut out, Some(v));
+            assert_eq!(
+                Reader::new(&out, true).nullable_i64().unwrap(),
+                Some(v),
+                "{v}"
+            );
+        }
+        for v in [0u64, 1, 127, 128, 942755, u32::MAX as u64, u64::MAX] {
+            let mut out = Vec::new();
+            put_u64(&mut out, v);
+            assert_eq!(u(&out).unwrap(), v);
+            let mut out = Vec::new();
+            put_nullable_u64(&mut out, Some(v));
+            assert_eq!(
+                Reader::new(&out, true).nullable_u64().unwrap(),
+                Some(v),
+                "{v}"
+            );
+        }
+    }
+
+    #[test]
+    fn pmap_bits_and_long_maps() {
+        let buf = [
+            0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x81,
+        ];
+        let mut r = Reader::new(&buf, false);
+        let mut p = r.pmap().unwrap();
+        let bits: Vec<bool> = (0..77).map(|_| p.next(&buf)).collect();
+        assert!(bits[0]);
+        assert!(bits[76]);
+        assert_eq!(bits.iter().filter(|b| **b).count(), 2);
+        assert!(!p.next(&buf), "bits past the end read as 0");
+    }
+}
