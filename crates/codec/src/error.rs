@@ -127,7 +127,7 @@ pub struct CodecError {
 }
 
 impl CodecError {
-    pub(crate) fn new(kind: ErrorKind, offset: usize) -> Self {
+    pub fn new(kind: ErrorKind, offset: usize) -> Self {
         CodecError {
             kind,
             offset,

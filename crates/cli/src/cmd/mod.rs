@@ -1,0 +1,4 @@
+pub mod bench;
+pub mod decode;
+pub mod encode;
+pub mod templates;

@@ -1,0 +1,13 @@
+//! From wire bytes to packets to messages: how FAST messages are framed in files and
+//! datagrams, and the decode loop over one packet.
+//!
+//! Framings: `raw` is one continuous stream of messages (a capture of UDP payloads laid end
+//! to end); `len32le` is records of a 4-byte little-endian length and a payload, each payload
+//! one packet. A packet may start with a header of N bytes (a packet sequence number, say)
+//! before its messages.
+
+mod framing;
+mod packet_decoder;
+
+pub use framing::{len32le_packets, write_len32le, Framing, FramingError, Packet};
+pub use packet_decoder::{PacketDecoder, PacketError, PacketOptions};
