@@ -1,0 +1,167 @@
+//! IPv4 UDP multicast sockets.
+
+use crate::{io_err, NetError};
+use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use std::io;
+use std::net::{Ipv4Addr, SocketAddrV4, UdpSocket};
+use std::time::{Duration, Instant};
+
+/// Receive buffer size requested by [`McastReceiver::new`]. Bursts of market data
+/// overflow the default (~200 KiB) buffer; the kernel caps the request at
+/// `net.core.rmem_max` (raise it with `sysctl -w net.core.rmem_max=16777216`).
+pub const RECV_BUFFER_REQUEST: usize = 8 << 20;
+
+/// What to tell a user when [`loopback_multicast_works`] returns false.
+pub const LOOPBACK_HINT: &str = "multicast on the loopback interface is unavailable; try \
+`sudo ip link set lo multicast on` and `sudo ip route add 224.0.0.0/4 dev lo`";
+
+fn udp_socket() -> Result<Socket, NetError> {
+    Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).map_err(io_err("create socket"))
+}
+
+fn check_group(group: &SocketAddrV4) -> Result<(), NetError> {
+    if group.ip().is_multicast() {
+        Ok(())
+    } else {
+        Err(NetError::NotMulticast(*group.ip()))
+    }
+}
+
+/// Sends datagrams to one multicast group.
+#[derive(Debug)]
+pub struct McastSender {
+    socket: UdpSocket,
+    group: SocketAddrV4,
+}
+
+impl McastSender {
+    /// `interface` selects the outgoing interface (IP_MULTICAST_IF): use 127.0.0.1
+    /// for loopback, as the default route usually does not cover it. `loopback`
+    /// sets IP_MULTICAST_LOOP, needed for receivers on the same host.
+    pub fn new(
+        group: SocketAddrV4,
+        interface: Ipv4Addr,
+        ttl: u32,
+        loopback: bool,
+    ) -> Result<Self, NetError> {
+        check_group(&group)?;
+        let socket = udp_socket()?;
+        socket
+            .set_multicast_if_v4(&interface)
+            .map_err(io_err(format!("IP_MULTICAST_IF {interface}")))?;
+        socket
+            .set_multicast_ttl_v4(ttl)
+            .map_err(io_err("IP_MULTICAST_TTL"))?;
+        socket
+            .set_multicast_loop_v4(loopback)
+            .map_err(io_err("IP_MULTICAST_LOOP"))?;
+        let any = SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0);
+        socket
+            .bind(&SockAddr::from(any))
+            .map_err(io_err("bind sender"))?;
+        Ok(McastSender {
+            socket: socket.into(),
+            group,
+        })
+    }
+
+    /// Sends one datagram to the group.
+    pub fn send(&self, datagram: &[u8]) -> io::Result<usize> {
+        self.socket.send_to(datagram, self.group)
+    }
+
+    pub fn group(&self) -> SocketAddrV4 {
+        self.group
+    }
+}
+
+/// Receives datagrams of one multicast group.
+#[derive(Debug)]
+pub struct McastReceiver {
+    socket: UdpSocket,
+    group: SocketAddrV4,
+    recv_buffer: usize,
+}
+
+impl McastReceiver {
+    /// Binds `group`'s address and port (binding the group address rather than
+    /// 0.0.0.0 keeps other groups on the same port out), with SO_REUSEADDR and
+    /// SO_REUSEPORT so several receivers can share it, then joins the group on
+    /// `interface` and asks for a [`RECV_BUFFER_REQUEST`] receive buffer.
+    pub fn new(group: SocketAddrV4, interface: Ipv4Addr) -> Result<Self, NetError> {
+        check_group(&group)?;
+        let socket = udp_socket()?;
+        socket
+            .set_reuse_address(true)
+            .map_err(io_err("SO_REUSEADDR"))?;
+        socket
+            .set_reuse_port(true)
+            .map_err(io_err("SO_REUSEPORT"))?;
+        // Not fatal if refused: the granted size is reported instead.
+        let _ = socket.set_recv_buffer_size(RECV_BUFFER_REQUEST);
+        let recv_buffer = socket.recv_buffer_size().map_err(io_err("SO_RCVBUF"))?;
+        socket
+            .bind(&SockAddr::from(group))
+            .map_err(io_err(format!("bind {group}")))?;
+        socket
+            .join_multicast_v4(group.ip(), &interface)
+            .map_err(io_err(format!("join {} on {interface}", group.ip())))?;
+        Ok(McastReceiver {
+            socket: socket.into(),
+            group,
+            recv_buffer,
+        })
+    }
+
+    /// Receives one datagram (truncated to `buf.len()`).
+    pub fn recv(&self, buf: &mut [u8]) -> io::Result<usize> {
+        self.socket.recv(buf)
+    }
+
+    /// `None` blocks forever; on timeout `recv` fails with `WouldBlock`/`TimedOut`.
+    pub fn set_read_timeout(&self, timeout: Option<Duration>) -> io::Result<()> {
+        self.socket.set_read_timeout(timeout)
+    }
+
+    /// SO_RCVBUF as granted by the kernel (Linux reports twice the usable size).
+    pub fn recv_buffer_size(&self) -> usize {
+        self.recv_buffer
+    }
+
+    pub fn group(&self) -> SocketAddrV4 {
+        self.group
+    }
+}
+
+/// Whether a datagram sent to a multicast group via 127.0.0.1 comes back within
+/// 500 ms. If not, show [`LOOPBACK_HINT`] to the user.
+pub fn loopback_multicast_works() -> bool {
+    let mut rng = fastrand::Rng::new();
+    let group = SocketAddrV4::new(
+        Ipv4Addr::new(239, 255, rng.u8(..), rng.u8(1..)),
+        rng.u16(20000..60000),
+    );
+    let probe = rng.u64(..).to_be_bytes();
+    probe_once(group, &probe).unwrap_or(false)
+}
+
+fn probe_once(group: SocketAddrV4, probe: &[u8]) -> Result<bool, NetError> {
+    let lo = Ipv4Addr::LOCALHOST;
+    let rx = McastReceiver::new(group, lo)?;
+    let tx = McastSender::new(group, lo, 1, true)?;
+    tx.send(probe).map_err(io_err("send probe"))?;
+    let deadline = Instant::now() + Duration::from_millis(500);
+    let mut buf = [0u8; 64];
+    loop {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Ok(false);
+        }
+        rx.set_read_timeout(Some(left)).map_err(io_err("timeout"))?;
+        match rx.recv(&mut buf) {
+            Ok(n) if &buf[..n] == probe => return Ok(true),
+            Ok(_) => continue, // someone else's datagram
+            Err(_) => return Ok(false),
+        }
+    }
+}
