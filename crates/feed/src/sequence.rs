@@ -1,0 +1,210 @@
+//! Packet sequence tracking. Every packet carries a sequence number; the tracker says whether
+//! a packet is the next one, opens a gap, fills a gap late, or is a duplicate, and keeps the
+//! missing ranges so a report can name them. Memory is bounded: past `max_ranges` open gaps
+//! the oldest are given up (and counted as such).
+
+use std::collections::VecDeque;
+
+/// What one packet was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SeqOutcome {
+    /// The expected next packet (or the first one seen).
+    InOrder,
+    /// Ahead of the expected one: `from..=to` are missing.
+    Gap { from: u64, to: u64 },
+    /// A packet that was missing, arriving late: accept it.
+    Late,
+    /// Already seen (or in a gap given up on): drop it.
+    Duplicate,
+    /// Older than the first packet seen: nothing is known of it, drop it.
+    Stale,
+}
+
+impl SeqOutcome {
+    /// Whether the packet should be processed.
+    pub fn accept(self) -> bool {
+        !matches!(self, SeqOutcome::Duplicate | SeqOutcome::Stale)
+    }
+}
+
+/// Running totals. `missing` is what is still missing now; `gap_packets` is every packet
+/// ever found missing, `late` those of them that turned up afterwards.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SeqCounters {
+    pub received: u64,
+    pub accepted: u64,
+    pub gaps: u64,
+    pub gap_packets: u64,
+    pub late: u64,
+    pub duplicates: u64,
+    pub stale: u64,
+    pub missing: u64,
+    /// Gap packets no longer tracked because too many ranges were open.
+    pub given_up: u64,
+}
+
+#[derive(Debug, Clone)]
+pub struct SequenceTracker {
+    first: u64,
+    next: Option<u64>,
+    /// Open gaps, oldest first, as inclusive ranges.
+    missing: VecDeque<(u64, u64)>,
+    max_ranges: usize,
+    counters: SeqCounters,
+}
+
+impl Default for SequenceTracker {
+    fn default() -> Self {
+        Self::new(4096)
+    }
+}
+
+impl SequenceTracker {
+    pub fn new(max_ranges: usize) -> Self {
+        SequenceTracker {
+            first: 0,
+            next: None,
+            missing: VecDeque::new(),
+            max_ranges: max_ranges.max(1),
+            counters: SeqCounters::default(),
+        }
+    }
+
+    pub fn counters(&self) -> SeqCounters {
+        self.counters
+    }
+
+    /// The ranges still missing, oldest first.
+    pub fn missing_ranges(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.missing.iter().copied()
+    }
+
+    /// The sequence number expected next.
+    pub fn expected(&self) -> Option<u64> {
+        self.next
+    }
+
+    pub fn on_packet(&mut self, seq: u64) -> SeqOutcome {
+        self.counters.received += 1;
+        let outcome = self.classify(seq);
+        match outcome {
+            SeqOutcome::Duplicate => self.counters.duplicates += 1,
+            SeqOutcome::Stale => self.counters.stale += 1,
+            _ => self.counters.accepted += 1,
+        }
+        outcome
+    }
+
+    fn classify(&mut self, seq: u64) -> SeqOutcome {
+        let Some(next) = self.next else {
+            self.first = seq;
+            self.next = Some(seq.saturating_add(1));
+            return SeqOutcome::InOrder;
+        };
+        if seq == next {
+            self.next = Some(next.saturating_add(1));
+            return SeqOutcome::InOrder;
+        }
+        if seq > next {
+            let (from, to) = (next, seq - 1);
+            self.counters.gaps += 1;
+            self.counters.gap_packets += to - from + 1;
+            self.counters.missing += to - from + 1;
+            self.missing.push_back((from, to));
+            while self.missing.len() > self.max_ranges {
+                let (a, b) = self.missing.pop_front().expect("non-empty");
+                self.counters.given_up += b - a + 1;
+                self.counters.missing -= b - a + 1;
+            }
+            self.next = Some(seq.saturating_add(1));
+            return SeqOutcome::Gap { from, to };
+        }
+        if seq < self.first {
+            return SeqOutcome::Stale;
+        }
+        // Older than expected: late if it fills a gap, else a duplicate.
+        let Some(i) = self.missing.iter().position(|&(a, b)| a <= seq && seq <= b) else {
+            return SeqOutcome::Duplicate;
+        };
+        let (a, b) = self.missing[i];
+        match (seq == a, seq == b) {
+            (true, true) => {
+                self.missing.remove(i);
+            }
+            (true, false) => self.missing[i].0 = seq + 1,
+            (false, true) => self.missing[i].1 = seq - 1,
+            (false, false) => {
+                self.missing[i].1 = seq - 1;
+                self.missing.insert(i + 1, (seq + 1, b));
+            }
+        }
+        self.counters.late += 1;
+        self.counters.missing -= 1;
+        SeqOutcome::Late
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn in_order_gap_late_duplicate() {
+        let mut t = SequenceTracker::default();
+        assert_eq!(t.on_packet(1), SeqOutcome::InOrder);
+        assert_eq!(t.on_packet(2), SeqOutcome::InOrder);
+        assert_eq!(t.on_packet(6), SeqOutcome::Gap { from: 3, to: 5 });
+        assert_eq!(t.on_packet(4), SeqOutcome::Late);
+        assert_eq!(t.missing_ranges().collect::<Vec<_>>(), [(3, 3), (5, 5)]);
+        assert_eq!(t.on_packet(4), SeqOutcome::Duplicate);
+        assert_eq!(t.on_packet(6), SeqOutcome::Duplicate);
+        assert_eq!(t.on_packet(1), SeqOutcome::Duplicate);
+        assert_eq!(t.on_packet(0), SeqOutcome::Stale);
+        let c = t.counters();
+        assert_eq!(
+            (
+                c.received,
+                c.accepted,
+                c.gaps,
+                c.gap_packets,
+                c.late,
+                c.duplicates,
+                c.missing
+            ),
+            (8, 4, 1, 3, 1, 3, 2)
+        );
+    }
+
+    #[test]
+    fn open_gaps_are_bounded() {
+        let mut t = SequenceTracker::new(2);
+        for s in [1, 3, 5, 7] {
+            t.on_packet(s);
+        }
+        assert_eq!(t.missing_ranges().collect::<Vec<_>>(), [(4, 4), (6, 6)]);
+        assert_eq!(t.counters().given_up, 1);
+        assert_eq!(
+            t.on_packet(2),
+            SeqOutcome::Duplicate,
+            "given up gaps are not tracked"
+        );
+    }
+
+    proptest::proptest! {
+        /// Any arrival order of 1..=n with drops and duplicates: the counters reconcile.
+        #[test]
+        fn counters_reconcile(order in proptest::collection::vec(1u64..60, 0..200)) {
+            let mut t = SequenceTracker::default();
+            let mut distinct = std::collections::BTreeSet::new();
+            let first = order.first().copied().unwrap_or(0);
+            for &s in order.iter().filter(|&&s| s >= first) {
+                let o = t.on_packet(s);
+                proptest::prop_assert_eq!(o.accept(), distinct.insert(s));
+            }
+            let c = t.counters();
+            proptest::prop_assert_eq!(c.received, c.accepted + c.duplicates + c.stale);
+            proptest::prop_assert_eq!(c.accepted, distinct.len() as u64);
+            proptest::prop_assert_eq!(c.gap_packets, c.late + c.missing + c.given_up);
+        }
+    }
+}
