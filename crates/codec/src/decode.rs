@@ -88,6 +88,7 @@ impl Decoder {
     /// Returns the number of bytes the message took. Error offsets count from `buf`'s start.
     pub fn decode<H: Handler>(&mut self, buf: &[u8], handler: &mut H) -> Res<usize> {
         let mut r = Reader::new(buf, self.state.opts.strict);
+        r.max_len = self.state.opts.max_string_len;
         self.state.message(&self.templates, &mut r, handler, 0)?;
         Ok(r.pos)
     }
@@ -263,12 +264,14 @@ impl State_ {
                     h.absent(instr);
                     return Ok(());
                 };
-                // Each element with a presence map takes at least one byte, so a length
-                // beyond the input is an error before anything is allocated.
-                if len > self.opts.max_sequence_len as u64
-                    || (body.has_pmap && len > r.remaining() as u64)
-                {
+                if len > self.opts.max_sequence_len as u64 {
                     return fail(ErrorKind::SequenceTooLong(len), at);
+                }
+                // Each element with a presence map takes at least one byte, so a length
+                // beyond the input means the message is cut short; say so before anything
+                // is allocated.
+                if body.has_pmap && len > r.remaining() as u64 {
+                    return fail(ErrorKind::Truncated, r.buf.len());
                 }
                 h.begin_sequence(instr, len as u32);
                 for i in 0..len as u32 {
@@ -330,7 +333,7 @@ impl State_ {
 
     /// The value for "not in the stream" under copy, increment and tail (spec §6.3.5-8).
     #[inline]
-    fn from_dict(&mut self, s: &Scalar, at: usize) -> Res<Option<()>> {
+    fn dict_value(&mut self, s: &Scalar, at: usize) -> Res<Option<()>> {
         match self.dict.state(s.slot) {
             State::Assigned => Ok(Some(())),
             State::Undefined => match &s.initial {
@@ -388,7 +391,7 @@ impl State_ {
                     return Ok(v);
                 }
                 let assigned = self.dict.state(s.slot) == State::Assigned;
-                if self.from_dict(s, r.pos)?.is_none() {
+                if self.dict_value(s, r.pos)?.is_none() {
                     return Ok(None);
                 }
                 let mut v = self.dict.slot(s.slot).int;
@@ -479,7 +482,7 @@ impl State_ {
                     }
                     return Ok(v);
                 }
-                Ok(self.from_dict(s, r.pos)?.map(|_| slot_value(&self.dict)))
+                Ok(self.dict_value(s, r.pos)?.map(|_| slot_value(&self.dict)))
             }
             Op::Delta => {
                 let at = r.pos;
@@ -534,11 +537,11 @@ impl State_ {
                     }
                     return Ok(present.then_some(Src::Slot(s.slot)));
                 }
-                Ok(self.from_dict(s, r.pos)?.map(|_| Src::Slot(s.slot)))
+                Ok(self.dict_value(s, r.pos)?.map(|_| Src::Slot(s.slot)))
             }
             Op::Tail => {
                 if !pmap.next(r.buf) {
-                    return Ok(self.from_dict(s, r.pos)?.map(|_| Src::Slot(s.slot)));
+                    return Ok(self.dict_value(s, r.pos)?.map(|_| Src::Slot(s.slot)));
                 }
                 if !read_string(r, ascii, s.optional, &mut self.scratch)? {
                     self.dict.set_empty(s.slot);
@@ -637,20 +640,30 @@ fn read_string(r: &mut Reader, ascii: bool, nullable: bool, out: &mut Vec<u8>) -
         return Ok(true);
     }
     let at = r.pos;
-    let e = r.entity()?;
-    if e[0] == 0x80 {
-        return Ok(!nullable);
-    }
-    if e[0] == 0 {
-        // The spec's special forms (§10.6.3): "\0" and, when nullable, the empty string.
-        match (nullable, e) {
-            (true, [0, 0x80]) => return Ok(true),
-            (true, [0, 0, 0x80]) | (false, [0, 0x80]) => {
-                out.push(0);
-                return Ok(true);
+    let mut e = r.entity()?;
+    // Spec §10.6.3: a nullable string may carry one extra zero preamble; without it, an
+    // entity value of zero (0x80) is NULL.
+    if nullable {
+        if e == [0x80] {
+            return Ok(false);
+        }
+        if e[0] == 0 {
+            e = &e[1..];
+            // "A" behind the nullable preamble alone: the preamble was not needed.
+            if r.strict && e[0] & 0x7f != 0 {
+                return fail(ErrorKind::OverlongString, at);
             }
-            _ if r.strict => return fail(ErrorKind::OverlongString, at),
-            _ => {}
+        }
+    }
+    // The non-nullable reading: a zero preamble is removed; what remains is the string.
+    if e[0] & 0x7f == 0 {
+        if e.len() == 1 {
+            return Ok(true);
+        }
+        e = &e[1..];
+        // Bits left that do not start with seven zeros: overlong (R9), but readable.
+        if r.strict && e[0] & 0x7f != 0 {
+            return fail(ErrorKind::OverlongString, at);
         }
     }
     out.extend_from_slice(e);

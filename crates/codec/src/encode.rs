@@ -253,7 +253,9 @@ impl Encoder {
     }
 
     fn scalar(&mut self, s: &Scalar, v: Option<Sv>, out: &mut Vec<u8>) -> Res<()> {
-        if v.is_none() && !s.optional && s.op != Op::Constant {
+        // A mandatory field needs a value, a mandatory constant included (spec Appendix
+        // 3.2.1: an absent input is an error).
+        if v.is_none() && !s.optional {
             return fail(ErrorKind::MissingValue);
         }
         match s.op {
@@ -263,7 +265,6 @@ impl Encoder {
                 if v.is_some() && v != init {
                     return fail(ErrorKind::ConstantMismatch);
                 }
-                // A mandatory constant may be left out of the input: it is implied anyway.
                 if s.optional {
                     self.bits.push(v.is_some());
                 }

@@ -73,9 +73,9 @@ pub enum ErrorKind {
     MantissaRange,
     #[error("unicode string is not valid UTF-8")]
     InvalidUtf8,
-    #[error("sequence length {0} exceeds the limit or what the input can hold")]
+    #[error("sequence length {0} exceeds the limit")]
     SequenceTooLong(u64),
-    #[error("string or byte vector of {0} bytes exceeds the limit or the input")]
+    #[error("string or byte vector of {0} bytes exceeds the limit")]
     LengthTooLong(u64),
     #[error("dynamic template references nested deeper than {0}")]
     TooDeep(u32),

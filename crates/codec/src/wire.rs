@@ -9,6 +9,8 @@ pub(crate) struct Reader<'a> {
     pub buf: &'a [u8],
     pub pos: usize,
     pub strict: bool,
+    /// Longest byte vector or unicode string length preamble accepted.
+    pub max_len: usize,
 }
 
 #[inline]
@@ -22,6 +24,7 @@ impl<'a> Reader<'a> {
             buf,
             pos: 0,
             strict,
+            max_len: usize::MAX,
         }
     }
 
@@ -111,7 +114,7 @@ impl<'a> Reader<'a> {
                 self.pos = start;
                 let bytes = self.entity()?;
                 let wide = bytes.iter().try_fold(0u128, |acc, &b| {
-                    (acc >> 100 == 0).then(|| (acc << 7) | (b & 0x7f) as u128)
+                    (acc >> 100 == 0).then_some((acc << 7) | (b & 0x7f) as u128)
                 });
                 if wide == Some(1u128 << 64) {
                     Ok(Some(u64::MAX))
@@ -171,11 +174,15 @@ impl<'a> Reader<'a> {
         })
     }
 
-    /// Raw bytes of a given length (byte vector and unicode content).
+    /// Raw bytes of a given length (byte vector and unicode content). A length over the
+    /// limit is `LengthTooLong`; one the input cannot hold yet is `Truncated`.
     #[inline]
     pub fn bytes(&mut self, len: u64) -> Result<&'a [u8], CodecError> {
-        if len > self.remaining() as u64 {
+        if len > self.max_len as u64 {
             return err(ErrorKind::LengthTooLong(len), self.pos);
+        }
+        if len > self.remaining() as u64 {
+            return err(ErrorKind::Truncated, self.buf.len());
         }
         let s = &self.buf[self.pos..self.pos + len as usize];
         self.pos += len as usize;
@@ -263,29 +270,27 @@ pub(crate) fn put_nullable_i64(out: &mut Vec<u8>, v: Option<i64>) {
     }
 }
 
-/// Appends an ASCII string, with the spec's special forms for empty and NUL strings.
+/// Appends an ASCII string with the spec's zero preambles (§10.6.3): an empty string is a
+/// lone preamble, a string that starts with NUL keeps a preamble in front of it, and a
+/// nullable string adds one more preamble to either.
 pub(crate) fn put_ascii(out: &mut Vec<u8>, v: Option<&[u8]>, nullable: bool) {
-    match v {
-        None => out.push(0x80),
-        Some(s) => {
-            let leading_nul = s.first() == Some(&0) && s.iter().all(|&b| b == 0);
-            if s.is_empty() {
-                if nullable {
-                    out.push(0x00);
-                }
-                out.push(0x80);
-            } else if leading_nul && s.len() == 1 {
-                // "\0" needs the two-byte form (three when nullable).
-                if nullable {
-                    out.push(0x00);
-                }
-                out.extend_from_slice(&[0x00, 0x80]);
-            } else {
-                out.extend(s.iter().map(|b| b & 0x7f));
-                *out.last_mut().expect("non-empty") |= 0x80;
-            }
-        }
+    let Some(s) = v else {
+        out.push(0x80);
+        return;
+    };
+    let preamble = s.first().is_none_or(|&b| b == 0);
+    if nullable && preamble {
+        out.push(0x00);
     }
+    if s.is_empty() {
+        out.push(0x80);
+        return;
+    }
+    if preamble {
+        out.push(0x00);
+    }
+    out.extend(s.iter().map(|b| b & 0x7f));
+    *out.last_mut().expect("non-empty") |= 0x80;
 }
 
 /// Writes the presence map `bits` (left-aligned, `count` used) over the `reserved` bytes at

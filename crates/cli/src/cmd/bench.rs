@@ -112,7 +112,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn shares<'a, T>(items: &'a [T], n: usize) -> Vec<&'a [T]> {
+fn shares<T>(items: &[T], n: usize) -> Vec<&[T]> {
     let per = items.len().div_ceil(n).max(1);
     items.chunks(per).collect()
 }

@@ -407,7 +407,10 @@ impl<'a, 'input> Compiler<'a, 'input> {
                     "type" => format!("y:{}", ctx.type_ref),
                     user => format!("u:{user}"),
                 };
-                let key = op_node.attribute("key").unwrap_or(name).to_owned();
+                // Keys are names, and two names are equal iff their namespaces and local
+                // names are (spec §7): the nearest ns attribute qualifies the key.
+                let key_ns = inherited(op_node, "ns").unwrap_or("");
+                let key = format!("{key_ns}\u{0}{}", op_node.attribute("key").unwrap_or(name));
                 let next = self.slots.len() as u32;
                 *self.slots.entry((scope, key, ty)).or_insert(next)
             }
@@ -574,7 +577,7 @@ fn parse_bool(v: &str) -> Option<bool> {
 
 fn parse_hex(v: &str) -> Option<Vec<u8>> {
     let digits: Vec<u8> = v.bytes().filter(|b| !b.is_ascii_whitespace()).collect();
-    if digits.len() % 2 != 0 {
+    if !digits.len().is_multiple_of(2) {
         return None;
     }
     digits
