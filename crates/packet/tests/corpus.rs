@@ -8,7 +8,10 @@ use fastfeed_codec::{Decoder, Encoder, Message, Templates, Value};
 use fastfeed_packet::{len32le_packets, Framing, PacketDecoder, PacketOptions};
 
 fn corpus(path: &str) -> Vec<u8> {
-    let p = format!("{}/../../../shared/corpus/{path}", env!("CARGO_MANIFEST_DIR"));
+    let p = format!(
+        "{}/../../../shared/corpus/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    );
     std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
 }
 
@@ -22,7 +25,9 @@ fn decode_stream(ts: &Arc<Templates>, data: &[u8]) -> Vec<Message> {
     let mut out = Vec::new();
     let mut pos = 0;
     while pos < data.len() {
-        let (m, n) = dec.decode_message(&data[pos..]).unwrap_or_else(|e| panic!("at {pos}: {e}"));
+        let (m, n) = dec
+            .decode_message(&data[pos..])
+            .unwrap_or_else(|e| panic!("at {pos}: {e}"));
         out.push(m);
         pos += n;
     }
@@ -30,7 +35,12 @@ fn decode_stream(ts: &Arc<Templates>, data: &[u8]) -> Vec<Message> {
 }
 
 /// The value of a top-level or sequence-element field by name.
-fn get<'m>(ts: &Templates, template_id: u32, fields: &'m [Option<Value>], name: &str) -> Option<&'m Value> {
+fn get<'m>(
+    ts: &Templates,
+    template_id: u32,
+    fields: &'m [Option<Value>],
+    name: &str,
+) -> Option<&'m Value> {
     let t = ts.get(template_id).unwrap();
     let i = t.body.instrs.iter().position(|i| i.name == name)?;
     fields[i].as_ref()
@@ -46,15 +56,29 @@ fn uint(v: Option<&Value>) -> u64 {
 /// (MsgSeqNum, entries as (SecurityID, RptSeq)) of each incremental refresh.
 fn increments(ts: &Templates, msgs: &[Message]) -> Vec<(u64, Vec<(u64, u64)>)> {
     let t = ts.by_name("DefaultIncrementalRefreshMessage").unwrap();
-    let seq_instr = t.body.instrs.iter().find(|i| i.name == "MDEntries").unwrap();
-    let fastfeed_codec::template::Kind::Sequence { body, .. } = &seq_instr.kind else { panic!() };
-    let sec_i = body.instrs.iter().position(|i| i.name == "SecurityID").unwrap();
+    let seq_instr = t
+        .body
+        .instrs
+        .iter()
+        .find(|i| i.name == "MDEntries")
+        .unwrap();
+    let fastfeed_codec::template::Kind::Sequence { body, .. } = &seq_instr.kind else {
+        panic!()
+    };
+    let sec_i = body
+        .instrs
+        .iter()
+        .position(|i| i.name == "SecurityID")
+        .unwrap();
     let rpt_i = body.instrs.iter().position(|i| i.name == "RptSeq").unwrap();
     msgs.iter()
         .filter(|m| m.template_id == t.id)
         .map(|m| {
             let seq = uint(get(ts, m.template_id, &m.fields, "MsgSeqNum"));
-            let Some(Value::Sequence(items)) = get(ts, m.template_id, &m.fields, "MDEntries") else { panic!() };
+            let Some(Value::Sequence(items)) = get(ts, m.template_id, &m.fields, "MDEntries")
+            else {
+                panic!()
+            };
             let entries = items
                 .iter()
                 .map(|e| (uint(e[sec_i].as_ref()), uint(e[rpt_i].as_ref())))
@@ -69,12 +93,19 @@ fn moex_increment_a_counts_sequence_and_rptseq() {
     let ts = templates("moex-forts-2013/templates.xml");
     let msgs = decode_stream(&ts, &corpus("moex-forts-2013/increment_a.dat"));
     assert_eq!(msgs.len(), 16_202);
-    assert_eq!(msgs.iter().filter(|m| m.template_id == 120).count(), 8_101, "one Reset per packet");
+    assert_eq!(
+        msgs.iter().filter(|m| m.template_id == 120).count(),
+        8_101,
+        "one Reset per packet"
+    );
     let inc = increments(&ts, &msgs);
     let seqs: Vec<u64> = inc.iter().map(|(s, _)| *s).collect();
     assert_eq!(seqs.first(), Some(&482_727));
     assert_eq!(seqs.last(), Some(&490_827));
-    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "MsgSeqNum has no gap");
+    assert!(
+        seqs.windows(2).all(|w| w[1] == w[0] + 1),
+        "MsgSeqNum has no gap"
+    );
     let mut last: HashMap<u64, u64> = HashMap::new();
     let mut entries = 0;
     for (_, es) in &inc {
@@ -97,7 +128,12 @@ fn moex_feeds_a_and_b_agree_where_they_overlap() {
     let by_seq = |msgs: &[Message]| -> HashMap<u64, Message> {
         msgs.iter()
             .filter(|m| m.template_id != 120)
-            .map(|m| (uint(get(&ts, m.template_id, &m.fields, "MsgSeqNum")), m.clone()))
+            .map(|m| {
+                (
+                    uint(get(&ts, m.template_id, &m.fields, "MsgSeqNum")),
+                    m.clone(),
+                )
+            })
             .collect()
     };
     let (a, b) = (by_seq(&a), by_seq(&b));
@@ -113,7 +149,11 @@ fn moex_snapshot_counts() {
     let ts = templates("moex-forts-2013/templates.xml");
     let msgs = decode_stream(&ts, &corpus("moex-forts-2013/snapshot.dat"));
     assert_eq!(msgs.len(), 18_628);
-    let count = |name: &str| msgs.iter().filter(|m| m.template_id == ts.by_name(name).unwrap().id).count();
+    let count = |name: &str| {
+        msgs.iter()
+            .filter(|m| m.template_id == ts.by_name(name).unwrap().id)
+            .count()
+    };
     assert_eq!(count("Reset"), 9_314);
     assert_eq!(count("DefaultSnapshotMessage"), 7_848);
     assert_eq!(count("TradingSessionStatus"), 733);
@@ -138,8 +178,15 @@ fn moex_round_trips_byte_for_byte() {
         let data = corpus(&format!("moex-forts-2013/{file}"));
         let msgs = decode_stream(&ts, &data);
         let again = reencode(&ts, &msgs);
-        assert_eq!(decode_stream(&ts, &again), msgs, "{file}: decode(encode(m)) == m");
-        assert_eq!(again, data, "{file}: the exchange's encoder is canonical, so is ours");
+        assert_eq!(
+            decode_stream(&ts, &again),
+            msgs,
+            "{file}: decode(encode(m)) == m"
+        );
+        assert_eq!(
+            again, data,
+            "{file}: the exchange's encoder is canonical, so is ours"
+        );
     }
 }
 
@@ -155,7 +202,9 @@ fn mfast_complex_all_messages() {
     for p in Framing::Len32Le.packets(&data) {
         let p = p.unwrap();
         payload += p.bytes.len();
-        let n = pd.decode_packet(&p, &mut b, |b, _| msgs.extend(b.take())).unwrap();
+        let n = pd
+            .decode_packet(&p, &mut b, |b, _| msgs.extend(b.take()))
+            .unwrap();
         assert_eq!(n, 1, "one message per record");
     }
     assert_eq!(payload, 1_996_192);
@@ -175,7 +224,10 @@ fn mfast_complex_all_messages() {
         .collect();
     assert_eq!(
         prices,
-        ["26", "27", "28"].map(|p| format!("{:?}", Some(Value::Decimal(fastfeed_codec::Decimal::parse(p).unwrap()))))
+        ["26", "27", "28"].map(|p| format!(
+            "{:?}",
+            Some(Value::Decimal(fastfeed_codec::Decimal::parse(p).unwrap()))
+        ))
     );
 }
 
@@ -202,6 +254,8 @@ fn mfast_complex_round_trips() {
         fresh.encode(&m, &mut forced).unwrap();
         assert_eq!(forced, p.bytes, "message {total}");
     }
-    eprintln!("mfast-complex: {identical} of {total} messages re-encode byte-identically as a stream");
+    eprintln!(
+        "mfast-complex: {identical} of {total} messages re-encode byte-identically as a stream"
+    );
     assert_eq!(total, 30_001);
 }

@@ -1,0 +1,19 @@
+//! fastfeed-records: the paper's IDL structs as plain `#[repr(C)]` Rust records, and a
+//! [`Converter`] that builds them straight from the FAST decoder's callbacks.
+//!
+//! Records are `Copy`, hold no pointers and keep strings in fixed arrays ([`Str`]), so they
+//! can cross shared memory without serialization. Simple feeds give one record per message
+//! ([`Quote`], [`New`], [`Change`], [`Remove`]); complex feeds are split per security, as in
+//! the paper: one [`MarketData`] or [`QuoteRequest`] record for each security of a message.
+
+mod convert;
+mod map;
+mod records;
+#[cfg(test)]
+mod tests;
+
+pub use convert::{ConvertStats, Converter};
+pub use records::{
+    Change, Dec, MarketData, MdEntry, New, Quote, QuoteRequest, Record, RecordType, RelatedSym,
+    Remove, Str, MD_MAX_ENTRIES, QR_MAX_ENTRIES,
+};
