@@ -200,3 +200,9 @@ pub mod testing {
         }
     }
 }
+
+/// For applications: iceoryx2 logs at Error and above unless its environment variable says
+/// otherwise (its default level warns on every start that no config file was loaded).
+pub fn quiet_engine_logs() {
+    iceoryx2::prelude::set_log_level_from_env_or(iceoryx2::prelude::LogLevel::Error);
+}

@@ -156,7 +156,9 @@ impl<R: Record> Subscriber<R> {
 
 pub(crate) fn pause(mode: WaitMode) {
     match mode {
-        WaitMode::Spin => std::hint::spin_loop(),
+        // Yield rather than pure spin: on a machine with fewer cores than busy processes
+        // a pure spin would starve the very process it waits for.
+        WaitMode::Spin => std::thread::yield_now(),
         WaitMode::Sleep(d) => std::thread::sleep(d),
     }
 }

@@ -29,6 +29,16 @@ enum Command {
     },
     /// Measure decode or encode speed over a whole file held in memory.
     Bench(cmd::bench::BenchArgs),
+    /// The exchange simulator: write a packet file of simple or complex data.
+    Generate(cmd::generate::GenerateArgs),
+    /// Send a packet file to a multicast group, one datagram per packet.
+    Multicast(cmd::multicast::MulticastArgs),
+    /// The decoding publisher: packets in, records out on the shared-memory bus.
+    Publish(cmd::publish::PublishArgs),
+    /// Receive records from the bus; echo them back for latency measurement.
+    Subscribe(cmd::subscribe::SubscribeArgs),
+    /// The whole system on this host: generate, subscribe, publish, multicast, report.
+    Demo(cmd::demo::DemoArgs),
 }
 
 /// How an input file of FAST data is laid out; shared by decode, encode and bench.
@@ -50,11 +60,17 @@ pub struct FramingArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    fastfeed_bus::quiet_engine_logs();
     let result = match cli.command {
         Command::Decode(a) => cmd::decode::run(a),
         Command::Encode(a) => cmd::encode::run(a),
         Command::Templates { action } => cmd::templates::run(action),
         Command::Bench(a) => cmd::bench::run(a),
+        Command::Generate(a) => cmd::generate::run(a),
+        Command::Multicast(a) => cmd::multicast::run(a),
+        Command::Publish(a) => cmd::publish::run(a),
+        Command::Subscribe(a) => cmd::subscribe::run(a),
+        Command::Demo(a) => cmd::demo::run(a),
     };
     match result {
         Ok(code) => code,

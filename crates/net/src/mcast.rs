@@ -123,6 +123,12 @@ impl McastReceiver {
         self.socket.set_read_timeout(timeout)
     }
 
+    /// Non-blocking mode: `recv` fails with `WouldBlock` at once when nothing is queued,
+    /// so a caller can poll the socket together with other work.
+    pub fn set_nonblocking(&self, nonblocking: bool) -> io::Result<()> {
+        self.socket.set_nonblocking(nonblocking)
+    }
+
     /// SO_RCVBUF as granted by the kernel (Linux reports twice the usable size).
     pub fn recv_buffer_size(&self) -> usize {
         self.recv_buffer

@@ -1,4 +1,9 @@
 pub mod bench;
 pub mod decode;
+pub mod demo;
 pub mod encode;
+pub mod generate;
+pub mod multicast;
+pub mod publish;
+pub mod subscribe;
 pub mod templates;

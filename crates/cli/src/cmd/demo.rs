@@ -1,0 +1,150 @@
+//! `fastfeed demo`: the whole system on this host, as separate processes: generate data,
+//! start a subscriber and the decoding publisher, multicast the packets over loopback, and
+//! print both reports.
+
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddrV4;
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitCode, Stdio};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+
+use super::generate::{DataSet, GenerateArgs};
+
+#[derive(Args, Clone)]
+pub struct DemoArgs {
+    #[arg(value_enum, default_value = "simple")]
+    pub data: DataSet,
+    /// Messages to generate.
+    #[arg(short = 'n', long, default_value_t = 30_000)]
+    pub count: usize,
+    #[arg(short = 'g', long, default_value = super::multicast::DEFAULT_GROUP)]
+    pub group: SocketAddrV4,
+    /// Pause between packets, in microseconds.
+    #[arg(short = 's', long, default_value_t = 50)]
+    pub sleep_us: u64,
+    /// Where to write the generated data (a temporary folder by default).
+    #[arg(long)]
+    pub dir: Option<PathBuf>,
+    /// Also write each record the subscriber receives to this file.
+    #[arg(long)]
+    pub dump: Option<PathBuf>,
+}
+
+fn spawn(args: &[String], stdout: Stdio) -> Result<Child> {
+    let exe = std::env::current_exe().context("locating the fastfeed executable")?;
+    Command::new(exe)
+        .args(args)
+        .stdout(stdout)
+        .stderr(Stdio::inherit())
+        .spawn()
+        .with_context(|| format!("starting fastfeed {}", args.join(" ")))
+}
+
+fn strings(a: &[&str]) -> Vec<String> {
+    a.iter().map(|s| s.to_string()).collect()
+}
+
+pub fn run(a: DemoArgs) -> Result<ExitCode> {
+    if !fastfeed_net::loopback_multicast_works() {
+        eprintln!("fastfeed demo: {}", fastfeed_net::LOOPBACK_HINT);
+        eprintln!("(or run the publisher from the file: fastfeed publish -f FILE)");
+        return Ok(ExitCode::from(3));
+    }
+    let dir = match &a.dir {
+        Some(d) => d.clone(),
+        None => std::env::temp_dir().join(format!("fastfeed-demo-{}", std::process::id())),
+    };
+    std::fs::create_dir_all(&dir)?;
+    let data_name = format!("{:?}", a.data).to_lowercase();
+    let file = dir.join(format!("{data_name}{}.dat", a.count));
+    let gen = GenerateArgs {
+        data: a.data,
+        output: file.clone(),
+        count: a.count,
+        max_packet: 1024,
+        seq: 3.0,
+        nosplit: false,
+        securities: None,
+        seed: 1,
+    };
+    super::generate::run(gen)?;
+
+    let feed = format!("demo{}", std::process::id());
+    let group = a.group.to_string();
+    let mut sub_args = strings(&[
+        "subscribe",
+        "--feed",
+        &feed,
+        "--spin",
+        "--idle-timeout",
+        "20",
+    ]);
+    if let Some(d) = &a.dump {
+        sub_args.extend(["--dump".to_string(), d.display().to_string()]);
+    }
+    let mut subscriber = spawn(&sub_args, Stdio::piped())?;
+    let mut publisher = spawn(
+        &strings(&[
+            "publish",
+            &data_name,
+            "--feed",
+            &feed,
+            "-g",
+            &group,
+            "--wait-subscribers",
+            "1",
+            "--idle-timeout",
+            "20",
+        ]),
+        Stdio::piped(),
+    )?;
+    // The publisher prints "ready" once it has joined the group and the subscriber is there.
+    let mut pub_out = BufReader::new(publisher.stdout.take().expect("piped"));
+    let mut line = String::new();
+    pub_out.read_line(&mut line)?;
+    if line.trim() != "ready" {
+        let _ = subscriber.kill();
+        bail!("the publisher did not start (said {line:?})");
+    }
+    eprintln!("multicasting {} to {group}", file.display());
+    let mut caster = spawn(
+        &strings(&[
+            "multicast",
+            "-f",
+            &file.display().to_string(),
+            "-g",
+            &group,
+            "-s",
+            &a.sleep_us.to_string(),
+            "-q",
+        ]),
+        Stdio::inherit(),
+    )?;
+    let cast_ok = caster.wait()?.success();
+    let mut report = String::new();
+    pub_out.read_to_string(&mut report)?;
+    let pub_ok = publisher.wait()?.success();
+    let mut sub_report = String::new();
+    subscriber
+        .stdout
+        .take()
+        .expect("piped")
+        .read_to_string(&mut sub_report)?;
+    let sub_ok = subscriber.wait()?.success();
+    println!(
+        "== fastfeed demo {data_name}: {} messages, publisher report",
+        a.count
+    );
+    print!("{report}");
+    print!("{sub_report}");
+    if a.dir.is_none() {
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(if cast_ok && pub_ok && sub_ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

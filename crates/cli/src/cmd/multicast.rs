@@ -1,0 +1,121 @@
+//! `fastfeed multicast`: send a packet file to a multicast group, one datagram per packet,
+//! optionally with injected faults.
+
+use std::io::{IsTerminal, Write};
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use clap::Args;
+use fastfeed_net::{FaultConfig, FaultInjector, McastSender};
+use fastfeed_packet::len32le_packets;
+
+use crate::input;
+
+pub const DEFAULT_GROUP: &str = "224.1.2.133:13014";
+
+#[derive(Args, Clone)]
+pub struct MulticastArgs {
+    /// Packet file in the len32le framing (as `fastfeed generate` writes).
+    #[arg(short = 'f', long)]
+    pub file: PathBuf,
+    /// Multicast group and port.
+    #[arg(short = 'g', long, default_value = DEFAULT_GROUP)]
+    pub group: SocketAddrV4,
+    /// Address of the interface to send on (127.0.0.1 for this host only).
+    #[arg(short = 'i', long, default_value = "127.0.0.1")]
+    pub interface: Ipv4Addr,
+    #[arg(long, default_value_t = 1)]
+    pub ttl: u32,
+    /// Pause between sends, in microseconds (waited by yielding the CPU, not sleeping, so
+    /// small values are exact).
+    #[arg(short = 's', long, default_value_t = 0)]
+    pub sleep_us: u64,
+    #[command(flatten)]
+    pub faults: FaultArgs,
+    /// No progress bar.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// Fault injection: rates in [0, 1], repeatable with a seed.
+#[derive(Args, Clone, Default)]
+pub struct FaultArgs {
+    #[arg(long, default_value_t = 0.0)]
+    pub drop: f64,
+    #[arg(long, default_value_t = 0.0)]
+    pub duplicate: f64,
+    #[arg(long, default_value_t = 0.0)]
+    pub reorder: f64,
+    #[arg(long, default_value_t = 0.0)]
+    pub corrupt: f64,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+}
+
+pub fn run(a: MulticastArgs) -> Result<ExitCode> {
+    let data = input::bytes(&a.file)?;
+    let packets: Vec<&[u8]> = len32le_packets(&data)
+        .map(|p| p.map(|p| p.bytes))
+        .collect::<Result<_, _>>()?;
+    let f = &a.faults;
+    let mut injector = FaultInjector::new(
+        FaultConfig {
+            drop: f.drop,
+            duplicate: f.duplicate,
+            reorder: f.reorder,
+            corrupt: f.corrupt,
+        },
+        f.seed,
+    )?;
+    let datagrams = injector.apply(packets.iter().copied());
+    let sender = McastSender::new(a.group, a.interface, a.ttl, true)
+        .context("opening the multicast sender")?;
+    let progress = !a.quiet && std::io::stderr().is_terminal();
+    let pause = Duration::from_micros(a.sleep_us);
+    let start = Instant::now();
+    let mut bytes = 0usize;
+    let mut next = Instant::now();
+    for (i, d) in datagrams.iter().enumerate() {
+        while Instant::now() < next {
+            std::thread::yield_now();
+        }
+        bytes += sender
+            .send(d)
+            .with_context(|| format!("sending packet {i} to {}", a.group))?;
+        next = Instant::now() + pause;
+        if progress && (i % 256 == 0 || i + 1 == datagrams.len()) {
+            bar(i + 1, datagrams.len());
+        }
+    }
+    if progress {
+        eprintln!();
+    }
+    let c = injector.counts();
+    eprintln!(
+        "sent {} packets, {bytes} bytes to {} in {:.3} s (from {} packets in {}; dropped {}, duplicated {}, reordered {}, corrupted {})",
+        datagrams.len(),
+        a.group,
+        start.elapsed().as_secs_f64(),
+        packets.len(),
+        a.file.display(),
+        c.dropped,
+        c.duplicated,
+        c.reordered,
+        c.corrupted
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn bar(done: usize, total: usize) {
+    let width = 40;
+    let filled = done * width / total.max(1);
+    eprint!(
+        "\r[{}{}] {done}/{total} packets",
+        "#".repeat(filled),
+        " ".repeat(width - filled)
+    );
+    std::io::stderr().flush().ok();
+}

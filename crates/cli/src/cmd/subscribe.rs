@@ -1,0 +1,113 @@
+//! `fastfeed subscribe`: receive records from the bus, count or print them, echo them back.
+
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use clap::Args;
+use fastfeed_bus::{Bus, BusConfig, Securities, WaitMode};
+use fastfeed_publish::RecordSubscriber;
+
+#[derive(Args, Clone)]
+pub struct SubscribeArgs {
+    #[arg(long, default_value = "fastfeed")]
+    pub feed: String,
+    /// "all", or security ids separated by commas.
+    #[arg(long, default_value = "all")]
+    pub securities: String,
+    /// Do not echo records back to the publisher.
+    #[arg(long)]
+    pub no_echo: bool,
+    /// Print every record.
+    #[arg(long)]
+    pub print: bool,
+    /// Write every record, one per line, to this file.
+    #[arg(long)]
+    pub dump: Option<PathBuf>,
+    /// Poll by yielding the CPU instead of sleeping 50 us: lowest latency.
+    #[arg(long)]
+    pub spin: bool,
+    /// Stop after this many seconds without traffic if no Done came.
+    #[arg(long, default_value_t = 30)]
+    pub idle_timeout: u64,
+}
+
+fn securities(s: &str) -> Result<Securities> {
+    if s == "all" {
+        return Ok(Securities::All);
+    }
+    let ids = s
+        .split(',')
+        .map(|x| {
+            x.trim()
+                .parse::<u32>()
+                .with_context(|| format!("bad security id {x:?}"))
+        })
+        .collect::<Result<_>>()?;
+    Ok(Securities::Only(ids))
+}
+
+pub fn run(a: SubscribeArgs) -> Result<ExitCode> {
+    let mut config = BusConfig::default();
+    if a.spin {
+        config.wait_mode = WaitMode::Spin;
+    }
+    let bus = Bus::with_config(&a.feed, config).context("opening the shared-memory bus")?;
+    let mut sub = RecordSubscriber::new(&bus, &securities(&a.securities)?, !a.no_echo)?;
+    // Dumped records are kept and written at the end: formatting them in the receive loop
+    // would make this subscriber the slow one it is meant to observe.
+    let mut kept = Vec::new();
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    let mut io_err = None;
+    let report = sub.run(Duration::from_secs(a.idle_timeout), |r| {
+        if a.dump.is_some() {
+            kept.push(*r);
+        }
+        if a.print {
+            if let Err(e) = writeln!(out, "{r:?}") {
+                io_err.get_or_insert(e);
+            }
+        }
+    })?;
+    if let Some(e) = io_err {
+        return Err(e.into());
+    }
+    if let Some(p) = &a.dump {
+        let mut d = BufWriter::new(
+            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
+        );
+        for r in &kept {
+            writeln!(d, "{r:?}")?;
+        }
+        d.flush()?;
+    }
+    let per_type: Vec<String> = report
+        .per_type
+        .iter()
+        .map(|(t, n)| format!("{t} {n}"))
+        .collect();
+    writeln!(
+        out,
+        "subscriber: received {} records ({}), filtered out {}, missed {}, echoed {}, Done {}",
+        report.received,
+        per_type.join(", "),
+        report.filtered_out,
+        report.missed,
+        report.echoed,
+        if report.complete {
+            "seen, all records accounted for"
+        } else if report.done_seen {
+            "seen, records missing"
+        } else {
+            "NOT seen"
+        }
+    )?;
+    Ok(if report.complete {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

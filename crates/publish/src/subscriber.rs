@@ -1,0 +1,144 @@
+//! The subscriber: receives every record type of a feed (all securities or some), counts
+//! them, hands each to the caller, and echoes it back unless told not to. It ends when the
+//! publisher's Done token has arrived and every record up to it was seen, or when idle.
+
+use std::time::{Duration, Instant};
+
+use fastfeed_bus::{
+    Bus, BusError, Control, ControlPublisher, ControlSubscriber, Echo, EchoPublisher, Securities,
+    WaitMode,
+};
+use fastfeed_records::Record;
+
+use crate::RecordSubscribers;
+
+#[derive(Debug, Clone, Default)]
+pub struct SubscriberReport {
+    /// Records received per type name.
+    pub per_type: Vec<(&'static str, u64)>,
+    pub received: u64,
+    pub filtered_out: u64,
+    /// Samples lost to a full queue (the publisher never waits for a slow subscriber).
+    pub missed: u64,
+    pub echoed: u64,
+    pub done_seen: bool,
+    /// Done seen and every record announced by it accounted for.
+    pub complete: bool,
+}
+
+pub struct RecordSubscriber {
+    subs: RecordSubscribers,
+    control_tx: ControlPublisher,
+    control_rx: ControlSubscriber,
+    echo_tx: Option<EchoPublisher>,
+    id: u32,
+    wait: WaitMode,
+}
+
+impl RecordSubscriber {
+    pub fn new(bus: &Bus, securities: &Securities, echo: bool) -> Result<Self, BusError> {
+        Ok(RecordSubscriber {
+            subs: RecordSubscribers::new(bus, securities)?,
+            control_tx: bus.control_publisher()?,
+            control_rx: bus.control_subscriber()?,
+            echo_tx: if echo {
+                Some(bus.echo_publisher()?)
+            } else {
+                None
+            },
+            id: std::process::id(),
+            wait: bus.config().wait_mode,
+        })
+    }
+
+    /// Runs until Done (and the records it announces) or `idle` without any traffic.
+    pub fn run(
+        &mut self,
+        idle: Duration,
+        mut on_record: impl FnMut(&Record),
+    ) -> Result<SubscriberReport, BusError> {
+        let mut report = SubscriberReport::default();
+        let mut counts = std::collections::HashMap::<&'static str, u64>::new();
+        let mut done: Vec<(u32, u64)> = Vec::new();
+        let mut last_activity = Instant::now();
+        let mut last_hello: Option<Instant> = None;
+        loop {
+            let echo_tx = &self.echo_tx;
+            let id = self.id;
+            let mut send_err = None;
+            let n = self.subs.drain(|r, type_tag, seq, sent_ns| {
+                *counts.entry(r.type_name()).or_default() += 1;
+                on_record(&r);
+                if let Some(tx) = echo_tx {
+                    match tx.send(Echo {
+                        seq,
+                        sent_ns,
+                        type_tag,
+                        subscriber: id,
+                    }) {
+                        Ok(_) => report.echoed += 1,
+                        Err(e) => send_err = Some(e),
+                    }
+                }
+            })?;
+            if let Some(e) = send_err {
+                return Err(e);
+            }
+            if n > 0 {
+                last_activity = Instant::now();
+            }
+            while let Some(c) = self.control_rx.try_recv()? {
+                if c.kind == Control::DONE {
+                    done.retain(|(t, _)| *t != c.type_tag);
+                    done.push((c.type_tag, c.count));
+                    report.done_seen = true;
+                    last_activity = Instant::now();
+                }
+            }
+            // Until the publisher is heard from, say hello now and then: it waits for us.
+            if !report.done_seen
+                && self.subs.totals().0 == 0
+                && last_hello.is_none_or(|t| t.elapsed() >= Duration::from_millis(50))
+            {
+                self.control_tx.send(Control {
+                    kind: Control::HELLO,
+                    sender: self.id,
+                    type_tag: 0,
+                    count: 0,
+                })?;
+                last_hello = Some(Instant::now());
+            }
+            // iceoryx2 does not order services against each other: the Done may overtake
+            // the last records, so finish only once every announced record was seen.
+            if report.done_seen
+                && done
+                    .iter()
+                    .all(|&(tag, last)| self.subs.seen_up_to(tag) >= last)
+            {
+                report.complete = true;
+                break;
+            }
+            if last_activity.elapsed() >= idle {
+                break;
+            }
+            match self.wait {
+                WaitMode::Spin => std::thread::yield_now(),
+                WaitMode::Sleep(d) => std::thread::sleep(d),
+            }
+        }
+        self.control_tx.send(Control {
+            kind: Control::BYE,
+            sender: self.id,
+            type_tag: 0,
+            count: report.echoed,
+        })?;
+        let (received, filtered, missed) = self.subs.totals();
+        report.received = received;
+        report.filtered_out = filtered;
+        report.missed = missed;
+        let mut per_type: Vec<_> = counts.into_iter().collect();
+        per_type.sort();
+        report.per_type = per_type;
+        Ok(report)
+    }
+}
