@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::dictionary::{Dictionary, State};
-use crate::error::{CodecError, ErrorKind};
+use crate::error::{CodecError, ErrorKind, Locate};
 use crate::handler::{FieldValue, Handler, MessageBuilder};
 use crate::template::{FieldType, Initial, Instr, IntType, Kind, Op, Scalar, Templates};
 use crate::value::{Decimal, Message};
@@ -50,10 +50,12 @@ struct State_ {
     opts: DecodeOptions,
 }
 
-type Res<T> = Result<T, CodecError>;
+/// Errors travel boxed inside the decoder: a thin `Result` keeps the hot path's return
+/// values in registers.
+type Res<T> = Result<T, Box<CodecError>>;
 
 fn fail<T>(kind: ErrorKind, at: usize) -> Res<T> {
-    Err(CodecError::new(kind, at))
+    Err(Box::new(CodecError::new(kind, at)))
 }
 
 impl Decoder {
@@ -86,15 +88,17 @@ impl Decoder {
 
     /// Decodes one message from the start of `buf`, calling `handler` for each field.
     /// Returns the number of bytes the message took. Error offsets count from `buf`'s start.
-    pub fn decode<H: Handler>(&mut self, buf: &[u8], handler: &mut H) -> Res<usize> {
+    pub fn decode<H: Handler>(&mut self, buf: &[u8], handler: &mut H) -> Result<usize, CodecError> {
         let mut r = Reader::new(buf, self.state.opts.strict);
         r.max_len = self.state.opts.max_string_len;
-        self.state.message(&self.templates, &mut r, handler, 0)?;
+        self.state
+            .message(&self.templates, &mut r, handler, 0)
+            .map_err(|e| *e)?;
         Ok(r.pos)
     }
 
     /// Decodes one message into an owned value.
-    pub fn decode_message(&mut self, buf: &[u8]) -> Res<(Message, usize)> {
+    pub fn decode_message(&mut self, buf: &[u8]) -> Result<(Message, usize), CodecError> {
         let mut b = MessageBuilder::new();
         let n = self.decode(buf, &mut b)?;
         let m = b
@@ -146,7 +150,9 @@ impl State_ {
         self.segment(ts, r, &t.body.instrs, &mut pmap, h, depth)
             .map_err(|e| e.in_template(&t.name))?;
         if r.strict && pmap.has_unused_bits(r.buf) {
-            return Err(CodecError::new(ErrorKind::PresenceMapTooLong, at).in_template(&t.name));
+            return Err(Box::new(
+                CodecError::new(ErrorKind::PresenceMapTooLong, at).in_template(&t.name),
+            ));
         }
         if depth == 0 {
             h.end_message();
@@ -301,7 +307,7 @@ impl State_ {
     }
 
     /// Reads an integer of the field's type from the stream, nullable if optional.
-    #[inline]
+    #[inline(always)]
     fn read_int(r: &mut Reader, it: IntType, optional: bool) -> Res<Option<u64>> {
         let at = r.pos;
         if it.signed() {

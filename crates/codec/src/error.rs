@@ -156,6 +156,28 @@ impl CodecError {
     }
 }
 
+/// Adds the template and field to a boxed error on its way out.
+pub(crate) trait Locate {
+    fn in_field(self, name: &str) -> Self;
+    fn in_template(self, name: &str) -> Self;
+}
+
+impl Locate for Box<CodecError> {
+    fn in_field(mut self, name: &str) -> Self {
+        if self.field.is_none() {
+            self.field = Some(name.to_owned());
+        }
+        self
+    }
+
+    fn in_template(mut self, name: &str) -> Self {
+        if self.template.is_none() {
+            self.template = Some(name.to_owned());
+        }
+        self
+    }
+}
+
 impl fmt::Display for CodecError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         if let Some(code) = self.code() {

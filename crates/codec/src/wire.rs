@@ -14,8 +14,8 @@ pub(crate) struct Reader<'a> {
 }
 
 #[inline]
-fn err<T>(kind: ErrorKind, pos: usize) -> Result<T, CodecError> {
-    Err(CodecError::new(kind, pos))
+fn err<T>(kind: ErrorKind, pos: usize) -> Result<T, Box<CodecError>> {
+    Err(Box::new(CodecError::new(kind, pos)))
 }
 
 impl<'a> Reader<'a> {
@@ -35,7 +35,7 @@ impl<'a> Reader<'a> {
 
     /// The bytes of one stop-bit entity, stop byte included.
     #[inline]
-    pub fn entity(&mut self) -> Result<&'a [u8], CodecError> {
+    pub fn entity(&mut self) -> Result<&'a [u8], Box<CodecError>> {
         let start = self.pos;
         let rest = &self.buf[start..];
         match rest.iter().position(|b| b & 0x80 != 0) {
@@ -47,9 +47,27 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Up to 8 bytes of a stop-bit entity from one word load: (the 7-bit groups
+    /// concatenated, the byte count). None near the end of the input or for longer entities.
+    #[inline(always)]
+    fn word_entity(&self, start: usize) -> Option<(u64, usize)> {
+        let chunk = self.buf.get(start..start + 8)?;
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let stops = w & 0x8080_8080_8080_8080;
+        if stops == 0 {
+            return None;
+        }
+        let n = (stops.trailing_zeros() / 8 + 1) as usize;
+        let mut acc = 0u64;
+        for i in 0..n {
+            acc = (acc << 7) | ((w >> (8 * i)) & 0x7f);
+        }
+        Some((acc, n))
+    }
+
     /// An unsigned integer; `Err(IntegerOverflow)` past 64 bits.
-    #[inline]
-    pub fn u64(&mut self) -> Result<u64, CodecError> {
+    #[inline(always)]
+    pub fn u64(&mut self) -> Result<u64, Box<CodecError>> {
         let start = self.pos;
         // Fast path: one byte.
         if let Some(&b) = self.buf.get(start) {
@@ -58,6 +76,17 @@ impl<'a> Reader<'a> {
                 return Ok((b & 0x7f) as u64);
             }
         }
+        if let Some((v, n)) = self.word_entity(start) {
+            if !(self.strict && n > 1 && self.buf[start] == 0) {
+                self.pos = start + n;
+                return Ok(v);
+            }
+        }
+        self.u64_slow(start)
+    }
+
+    #[cold]
+    fn u64_slow(&mut self, start: usize) -> Result<u64, Box<CodecError>> {
         let bytes = self.entity()?;
         let mut acc: u64 = 0;
         for &b in bytes {
@@ -73,8 +102,8 @@ impl<'a> Reader<'a> {
     }
 
     /// A signed integer; `Err(IntegerOverflow)` past 64 bits.
-    #[inline]
-    pub fn i64(&mut self) -> Result<i64, CodecError> {
+    #[inline(always)]
+    pub fn i64(&mut self) -> Result<i64, Box<CodecError>> {
         let start = self.pos;
         if let Some(&b) = self.buf.get(start) {
             if b & 0x80 != 0 {
@@ -83,6 +112,19 @@ impl<'a> Reader<'a> {
                 return Ok((((b & 0x7f) as i8) << 1 >> 1) as i64);
             }
         }
+        if !self.strict {
+            if let Some((v, n)) = self.word_entity(start) {
+                self.pos = start + n;
+                // Sign-extend from the top of the 7n bits.
+                let shift = 64 - 7 * n as u32;
+                return Ok(((v << shift) as i64) >> shift);
+            }
+        }
+        self.i64_slow(start)
+    }
+
+    #[cold]
+    fn i64_slow(&mut self, start: usize) -> Result<i64, Box<CodecError>> {
         let bytes = self.entity()?;
         let mut acc: i64 = if bytes[0] & 0x40 != 0 { -1 } else { 0 };
         for &b in bytes {
@@ -105,7 +147,7 @@ impl<'a> Reader<'a> {
     /// A nullable unsigned integer (spec §10.6.1): 0 is NULL, other values are one more than
     /// the value. Wide enough for a nullable uInt64 at its maximum (2^64 on the wire).
     #[inline]
-    pub fn nullable_u64(&mut self) -> Result<Option<u64>, CodecError> {
+    pub fn nullable_u64(&mut self) -> Result<Option<u64>, Box<CodecError>> {
         let start = self.pos;
         match self.u64() {
             Ok(0) => Ok(None),
@@ -128,7 +170,7 @@ impl<'a> Reader<'a> {
 
     /// A nullable signed integer: 0 is NULL, positive values are one more than the value.
     #[inline]
-    pub fn nullable_i64(&mut self) -> Result<Option<i64>, CodecError> {
+    pub fn nullable_i64(&mut self) -> Result<Option<i64>, Box<CodecError>> {
         let start = self.pos;
         match self.i64() {
             Ok(0) => Ok(None),
@@ -156,7 +198,7 @@ impl<'a> Reader<'a> {
 
     /// A presence map.
     #[inline]
-    pub fn pmap(&mut self) -> Result<Pmap, CodecError> {
+    pub fn pmap(&mut self) -> Result<Pmap, Box<CodecError>> {
         let start = self.pos;
         let bytes = self.entity()?;
         let mut bits = 0u64;
@@ -177,7 +219,7 @@ impl<'a> Reader<'a> {
     /// Raw bytes of a given length (byte vector and unicode content). A length over the
     /// limit is `LengthTooLong`; one the input cannot hold yet is `Truncated`.
     #[inline]
-    pub fn bytes(&mut self, len: u64) -> Result<&'a [u8], CodecError> {
+    pub fn bytes(&mut self, len: u64) -> Result<&'a [u8], Box<CodecError>> {
         if len > self.max_len as u64 {
             return err(ErrorKind::LengthTooLong(len), self.pos);
         }
@@ -321,10 +363,10 @@ pub(crate) fn patch_pmap(out: &mut Vec<u8>, at: usize, reserved: usize, bits: &[
 mod tests {
     use super::*;
 
-    fn u(bytes: &[u8]) -> Result<u64, CodecError> {
+    fn u(bytes: &[u8]) -> Result<u64, Box<CodecError>> {
         Reader::new(bytes, true).u64()
     }
-    fn i(bytes: &[u8]) -> Result<i64, CodecError> {
+    fn i(bytes: &[u8]) -> Result<i64, Box<CodecError>> {
         Reader::new(bytes, true).i64()
     }
 
