@@ -57,6 +57,10 @@ fn run_demo(data: &str, port: u16, templates_xml: &str) {
         .arg(&dir)
         .arg("--dump")
         .arg(&dump)
+        .arg("--plot")
+        .arg(dir.join("latency.png"))
+        .arg("--histogram")
+        .arg(dir.join("latency.hgrm"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -82,6 +86,16 @@ fn run_demo(data: &str, port: u16, templates_xml: &str) {
     assert!(
         got == want,
         "the subscriber's records differ from the file's"
+    );
+    let png = std::fs::read(dir.join("latency.png")).unwrap();
+    assert!(
+        png.starts_with(b"\x89PNG") && png.len() > 5_000,
+        "a drawn PNG"
+    );
+    let hgrm = std::fs::read_to_string(dir.join("latency.hgrm")).unwrap();
+    assert!(
+        hgrm.contains("# round trip /record") && hgrm.contains("Total count = "),
+        "{hgrm}"
     );
     std::fs::remove_dir_all(&dir).ok();
 }

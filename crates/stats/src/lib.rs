@@ -6,6 +6,9 @@ use std::io::{self, Write};
 
 use hdrhistogram::Histogram;
 
+mod plot;
+pub use plot::plot_png;
+
 /// Timings of one pipeline stage.
 #[derive(Clone)]
 pub struct Stage {

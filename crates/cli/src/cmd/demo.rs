@@ -30,6 +30,12 @@ pub struct DemoArgs {
     /// Also write each record the subscriber receives to this file.
     #[arg(long)]
     pub dump: Option<PathBuf>,
+    /// Draw the publisher's latency percentiles into this PNG file.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
+    /// Write the publisher's percentile distributions (HdrHistogram text) here.
+    #[arg(long)]
+    pub histogram: Option<PathBuf>,
 }
 
 fn spawn(args: &[String], stdout: Stdio) -> Result<Child> {
@@ -85,21 +91,24 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         sub_args.extend(["--dump".to_string(), d.display().to_string()]);
     }
     let mut subscriber = spawn(&sub_args, Stdio::piped())?;
-    let mut publisher = spawn(
-        &strings(&[
-            "publish",
-            &data_name,
-            "--feed",
-            &feed,
-            "-g",
-            &group,
-            "--wait-subscribers",
-            "1",
-            "--idle-timeout",
-            "20",
-        ]),
-        Stdio::piped(),
-    )?;
+    let mut pub_args = strings(&[
+        "publish",
+        &data_name,
+        "--feed",
+        &feed,
+        "-g",
+        &group,
+        "--wait-subscribers",
+        "1",
+        "--idle-timeout",
+        "20",
+    ]);
+    for (flag, path) in [("--plot", &a.plot), ("--histogram", &a.histogram)] {
+        if let Some(p) = path {
+            pub_args.extend([flag.to_string(), p.display().to_string()]);
+        }
+    }
+    let mut publisher = spawn(&pub_args, Stdio::piped())?;
     // The publisher prints "ready" once it has joined the group and the subscriber is there.
     let mut pub_out = BufReader::new(publisher.stdout.take().expect("piped"));
     let mut line = String::new();

@@ -48,6 +48,9 @@ pub struct PublishArgs {
     /// Write the percentile distributions (HdrHistogram text form) here.
     #[arg(long)]
     pub histogram: Option<PathBuf>,
+    /// Draw the percentile distributions into this PNG file.
+    #[arg(long)]
+    pub plot: Option<PathBuf>,
 }
 
 pub fn run(a: PublishArgs) -> Result<ExitCode> {
@@ -113,6 +116,14 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
         for s in [&p.decode, &p.publish, &p.round_trip] {
             s.write_percentiles(&mut f)?;
         }
+    }
+    if let Some(png) = &a.plot {
+        let stages: Vec<_> = [&p.decode, &p.publish, &p.round_trip]
+            .into_iter()
+            .filter(|s| s.count() > 0)
+            .collect();
+        fastfeed_stats::plot_png(&stages, png, "fastfeed publisher: latency by percentile")
+            .map_err(|e| anyhow::anyhow!("plotting {}: {e}", png.display()))?;
     }
     Ok(if p.counters.done {
         ExitCode::SUCCESS
