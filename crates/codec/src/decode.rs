@@ -402,7 +402,7 @@ impl State_ {
                 }
                 let mut v = self.dict.slot(s.slot).int;
                 if s.op == Op::Increment && assigned {
-                    v = increment(v, it);
+                    v = it.increment(v);
                     self.dict.set_int(s.slot, v);
                 }
                 Ok(Some(v))
@@ -612,22 +612,6 @@ impl State_ {
             Some(Initial::Bytes(b)) => self.dict.set_bytes(s.slot, b),
             _ => self.dict.set_bytes(s.slot, &[]),
         }
-    }
-}
-
-#[inline]
-fn increment(v: u64, it: IntType) -> u64 {
-    if it.signed() {
-        let v = v as i64;
-        (if v as i128 == it.max() {
-            it.min() as i64
-        } else {
-            v + 1
-        }) as u64
-    } else if v as i128 == it.max() {
-        0
-    } else {
-        v + 1
     }
 }
 

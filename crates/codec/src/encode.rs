@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::dictionary::{Dictionary, State};
 use crate::error::{CodecError, ErrorKind};
-use crate::template::{FieldType, Initial, Instr, IntType, Kind, Op, Scalar, Segment, Templates};
+use crate::template::{FieldType, Initial, Instr, Kind, Op, Scalar, Segment, Templates};
 use crate::value::{Decimal, Message, Value};
 use crate::wire::{patch_pmap, put_ascii, put_i64, put_nullable_i64, put_nullable_u64, put_u64};
 
@@ -284,9 +284,7 @@ impl Encoder {
                 // What the decoder makes of a 0 bit; None where it would be an error.
                 let implied = match state {
                     State::Assigned => Some(Some(match (s.op, self.get(s), s.ty) {
-                        (Op::Increment, Sv::Int(p), FieldType::Int(it)) => {
-                            Sv::Int(increment(p, it))
-                        }
+                        (Op::Increment, Sv::Int(p), FieldType::Int(it)) => Sv::Int(it.increment(p)),
                         (_, p, _) => p,
                     })),
                     State::Undefined => match initial(s) {
@@ -404,21 +402,6 @@ impl Encoder {
         }
         self.set(s, Some(v));
         Ok(())
-    }
-}
-
-fn increment(v: u64, it: IntType) -> u64 {
-    if it.signed() {
-        let x = v as i64;
-        (if x as i128 == it.max() {
-            it.min() as i64
-        } else {
-            x + 1
-        }) as u64
-    } else if v as i128 == it.max() {
-        0
-    } else {
-        v + 1
     }
 }
 

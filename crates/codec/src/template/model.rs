@@ -48,6 +48,24 @@ impl IntType {
         }
     }
 
+    /// The increment operator's step (spec §6.3.6): plus one, the maximum wrapping to the
+    /// minimum. Values are integer bits, signed ones as `i64 as u64`.
+    #[inline]
+    pub fn increment(self, v: u64) -> u64 {
+        if self.signed() {
+            let x = v as i64;
+            (if x as i128 == self.max() {
+                self.min() as i64
+            } else {
+                x + 1
+            }) as u64
+        } else if v as i128 == self.max() {
+            0
+        } else {
+            v + 1
+        }
+    }
+
     pub fn name(self) -> &'static str {
         match self {
             IntType::U8 => "uInt8",
