@@ -21,14 +21,26 @@ const SETS: [&str; 8] = [
 
 fn sets() -> &'static Vec<Arc<Templates>> {
     static S: OnceLock<Vec<Arc<Templates>>> = OnceLock::new();
-    S.get_or_init(|| SETS.iter().map(|x| fastfeed_codec::parse_templates(x).expect("corpus templates parse")).collect())
+    S.get_or_init(|| {
+        SETS.iter()
+            .map(|x| fastfeed_codec::parse_templates(x).expect("corpus templates parse"))
+            .collect()
+    })
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((&pick, bytes)) = data.split_first() else { return };
+    let Some((&pick, bytes)) = data.split_first() else {
+        return;
+    };
     let ts = &sets()[pick as usize % SETS.len()];
     for strict in [false, true] {
-        let mut dec = Decoder::with_options(ts.clone(), DecodeOptions { strict, ..Default::default() });
+        let mut dec = Decoder::with_options(
+            ts.clone(),
+            DecodeOptions {
+                strict,
+                ..Default::default()
+            },
+        );
         let mut b = MessageBuilder::new();
         let mut pos = 0;
         while pos < bytes.len() {
@@ -38,7 +50,10 @@ fuzz_target!(|data: &[u8]| {
                     pos += n;
                 }
                 Err(e) => {
-                    assert!(e.offset <= bytes.len() - pos, "error offset inside the input");
+                    assert!(
+                        e.offset <= bytes.len() - pos,
+                        "error offset inside the input"
+                    );
                     break;
                 }
             }

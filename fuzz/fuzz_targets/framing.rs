@@ -9,14 +9,20 @@ use libfuzzer_sys::fuzz_target;
 
 fn templates() -> &'static Arc<Templates> {
     static T: OnceLock<Arc<Templates>> = OnceLock::new();
-    T.get_or_init(|| fastfeed_codec::parse_templates(include_str!("../../crates/sim/templates/complex.xml")).unwrap())
+    T.get_or_init(|| {
+        fastfeed_codec::parse_templates(include_str!("../../crates/sim/templates/complex.xml"))
+            .unwrap()
+    })
 }
 
 fuzz_target!(|data: &[u8]| {
     for framing in [Framing::Raw, Framing::Len32Le] {
         let mut pd = PacketDecoder::new(
             Decoder::new(templates().clone()),
-            PacketOptions { skip_header: 4, reset_each_packet: true },
+            PacketOptions {
+                skip_header: 4,
+                reset_each_packet: true,
+            },
         );
         let mut total = 0;
         for p in framing.packets(data) {

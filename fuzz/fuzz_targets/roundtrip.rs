@@ -49,12 +49,15 @@ fuzz_target!(|data: &[u8]| {
     let mut enc = Encoder::new(ts.clone());
     let mut bytes = Vec::new();
     for m in &msgs {
-        enc.encode(m, &mut bytes).expect("a decoded message encodes");
+        enc.encode(m, &mut bytes)
+            .expect("a decoded message encodes");
     }
     let mut dec2 = Decoder::new(ts.clone());
     let mut at = 0;
     for m in &msgs {
-        let (back, n) = dec2.decode_message(&bytes[at..]).expect("our encoding decodes");
+        let (back, n) = dec2
+            .decode_message(&bytes[at..])
+            .expect("our encoding decodes");
         assert_eq!(&back, m);
         at += n;
     }
