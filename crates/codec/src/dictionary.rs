@@ -1,8 +1,13 @@
 //! Dictionaries (spec §6.4) as flat slots. All dictionaries of a template set share one slot
 //! array: the compiler gave each (dictionary, key, type) its own index. A reset bumps a
-//! generation number, so it costs the same however many entries there are.
+//! generation number, so it costs the same however many entries there are. A slot's state is
+//! one tag compared against the current generation: `2g` assigned, `2g + 1` empty, anything
+//! else undefined, so the usual case (assigned) is a single compare.
 
 use crate::template::Initial;
+
+/// Generations stay below this, so `2g + 1` fits the tag.
+const MAX_GENERATION: u32 = u32::MAX / 2 - 1;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum State {
@@ -13,8 +18,7 @@ pub(crate) enum State {
 
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Slot {
-    generation: u32,
-    empty: bool,
+    tag: u32,
     /// Integer bits, or a decimal's exponent.
     pub int: u64,
     /// A decimal's mantissa.
@@ -31,7 +35,7 @@ pub(crate) struct Dictionary {
 
 impl Dictionary {
     pub fn new(slots: usize) -> Self {
-        // Generation 0 in the slots and 1 here: every slot starts undefined.
+        // Tag 0 in the slots and generation 1 here: every slot starts undefined.
         Dictionary {
             slots: vec![Slot::default(); slots],
             generation: 1,
@@ -39,23 +43,23 @@ impl Dictionary {
     }
 
     pub fn reset(&mut self) {
-        self.generation = self.generation.wrapping_add(1);
-        if self.generation == 0 {
-            // Wrapped: clear for real once every 4 billion resets.
-            self.slots.iter_mut().for_each(|s| s.generation = 0);
+        self.generation += 1;
+        if self.generation > MAX_GENERATION {
+            // Clear for real once every 2 billion resets.
+            self.slots.iter_mut().for_each(|s| s.tag = 0);
             self.generation = 1;
         }
     }
 
     #[inline]
     pub fn state(&self, i: u32) -> State {
-        let s = &self.slots[i as usize];
-        if s.generation != self.generation {
-            State::Undefined
-        } else if s.empty {
+        let tag = self.slots[i as usize].tag;
+        if tag == self.generation * 2 {
+            State::Assigned
+        } else if tag == self.generation * 2 + 1 {
             State::Empty
         } else {
-            State::Assigned
+            State::Undefined
         }
     }
 
@@ -67,19 +71,15 @@ impl Dictionary {
     /// The slot, marked assigned; the caller writes the value.
     #[inline]
     pub fn assign(&mut self, i: u32) -> &mut Slot {
-        let g = self.generation;
+        let tag = self.generation * 2;
         let s = &mut self.slots[i as usize];
-        s.generation = g;
-        s.empty = false;
+        s.tag = tag;
         s
     }
 
     #[inline]
     pub fn set_empty(&mut self, i: u32) {
-        let g = self.generation;
-        let s = &mut self.slots[i as usize];
-        s.generation = g;
-        s.empty = true;
+        self.slots[i as usize].tag = self.generation * 2 + 1;
     }
 
     #[inline]

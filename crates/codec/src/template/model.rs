@@ -3,6 +3,8 @@
 
 use std::collections::HashMap;
 
+use super::code::Compiled;
+
 /// Integer field types. The 8- and 16-bit ones are not FAST 1.1 types; the seed paper's
 /// templates use them (a QuickFAST extension), encoded like 32-bit integers and range-checked.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -165,9 +167,21 @@ pub struct Instr {
     pub id: Option<String>,
     pub optional: bool,
     pub kind: Kind,
+    /// The decoder's dispatch code and flat operands, derived from `kind`.
+    pub(crate) compiled: Compiled,
 }
 
 impl Instr {
+    pub(crate) fn new(name: String, id: Option<String>, optional: bool, kind: Kind) -> Instr {
+        Instr {
+            compiled: Compiled::of(&kind),
+            name,
+            id,
+            optional,
+            kind,
+        }
+    }
+
     /// Whether the instruction may take a bit in the presence map of its segment.
     pub fn uses_bit(&self) -> bool {
         match &self.kind {

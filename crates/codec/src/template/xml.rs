@@ -194,12 +194,12 @@ impl<'a, 'input> Compiler<'a, 'input> {
         out: &mut Vec<Instr>,
     ) -> Res<()> {
         let Some(name) = node.attribute("name") else {
-            out.push(Instr {
-                name: "templateRef".into(),
-                id: None,
-                optional: false,
-                kind: Kind::DynamicRef,
-            });
+            out.push(Instr::new(
+                "templateRef".into(),
+                None,
+                false,
+                Kind::DynamicRef,
+            ));
             return Ok(());
         };
         let Some(&target) = self.by_name.get(name) else {
@@ -308,12 +308,7 @@ impl<'a, 'input> Compiler<'a, 'input> {
                 return Err(self.err(node, SpecCode::S1, format!("unknown instruction <{other}>")))
             }
         };
-        Ok(Instr {
-            name,
-            id,
-            optional,
-            kind,
-        })
+        Ok(Instr::new(name, id, optional, kind))
     }
 
     fn scalar_kind(

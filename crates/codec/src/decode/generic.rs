@@ -1,207 +1,18 @@
-//! The decoder: walks a compiled template over the input, applying operators against the
-//! dictionary, and hands each field to a [`Handler`].
+//! The general path: every instruction, by its type and operator, read from the compiled
+//! tree. The decoder's specialised arms (`fast.rs`) cover the common combinations; this
+//! covers the rest, and is the reference they must agree with.
 
-use std::sync::Arc;
-
+use super::{fail, Res, Src, State_};
 use crate::dictionary::{Dictionary, State};
-use crate::error::{CodecError, ErrorKind, Locate};
-use crate::handler::{FieldValue, Handler, MessageBuilder};
-use crate::template::{FieldType, Initial, Instr, IntType, Kind, Op, Scalar, Templates};
-use crate::value::{Decimal, Message};
+use crate::error::ErrorKind;
+use crate::handler::{FieldValue, Handler};
+use crate::template::{FieldType, Initial, Instr, IntType, Kind, Op, Scalar, Segment, Templates};
+use crate::value::Decimal;
 use crate::wire::{Pmap, Reader};
 
-/// Limits and strictness. The defaults accept what real feeds send and bound what a hostile
-/// packet can make the decoder do.
-#[derive(Debug, Clone)]
-pub struct DecodeOptions {
-    /// Reject reportable errors R6-R9 (overlong integers, presence maps, strings and presence
-    /// maps with unused set bits). Off by default, as the spec allows.
-    pub strict: bool,
-    /// Most elements one sequence may have.
-    pub max_sequence_len: u32,
-    /// Longest string or byte vector a field may hold, after delta or tail are applied.
-    pub max_string_len: usize,
-    /// Deepest nesting of dynamic template references.
-    pub max_depth: u32,
-}
-
-impl Default for DecodeOptions {
-    fn default() -> Self {
-        DecodeOptions {
-            strict: false,
-            max_sequence_len: 65_536,
-            max_string_len: 65_536,
-            max_depth: 16,
-        }
-    }
-}
-
-/// Decodes messages of one stream. Keeps the dictionaries between messages; call
-/// [`reset`](Decoder::reset) where the feed says they restart (a packet boundary, say).
-pub struct Decoder {
-    templates: Arc<Templates>,
-    state: State_,
-}
-
-struct State_ {
-    dict: Dictionary,
-    scratch: Vec<u8>,
-    last_tid: Option<u32>,
-    opts: DecodeOptions,
-}
-
-/// Errors travel boxed inside the decoder: a thin `Result` keeps the hot path's return
-/// values in registers.
-type Res<T> = Result<T, Box<CodecError>>;
-
-fn fail<T>(kind: ErrorKind, at: usize) -> Res<T> {
-    Err(Box::new(CodecError::new(kind, at)))
-}
-
-impl Decoder {
-    pub fn new(templates: Arc<Templates>) -> Self {
-        Self::with_options(templates, DecodeOptions::default())
-    }
-
-    pub fn with_options(templates: Arc<Templates>, opts: DecodeOptions) -> Self {
-        let dict = Dictionary::new(templates.slot_count);
-        Decoder {
-            templates,
-            state: State_ {
-                dict,
-                scratch: Vec::new(),
-                last_tid: None,
-                opts,
-            },
-        }
-    }
-
-    pub fn templates(&self) -> &Arc<Templates> {
-        &self.templates
-    }
-
-    /// Resets every dictionary entry to undefined, and forgets the last template id.
-    pub fn reset(&mut self) {
-        self.state.dict.reset();
-        self.state.last_tid = None;
-    }
-
-    /// Decodes one message from the start of `buf`, calling `handler` for each field.
-    /// Returns the number of bytes the message took. Error offsets count from `buf`'s start.
-    pub fn decode<H: Handler>(&mut self, buf: &[u8], handler: &mut H) -> Result<usize, CodecError> {
-        let mut r = Reader::new(buf, self.state.opts.strict);
-        r.max_len = self.state.opts.max_string_len;
-        self.state
-            .message(&self.templates, &mut r, handler, 0)
-            .map_err(|e| *e)?;
-        Ok(r.pos)
-    }
-
-    /// Decodes one message into an owned value.
-    pub fn decode_message(&mut self, buf: &[u8]) -> Result<(Message, usize), CodecError> {
-        let mut b = MessageBuilder::new();
-        let n = self.decode(buf, &mut b)?;
-        let m = b
-            .take()
-            .ok_or_else(|| CodecError::new(ErrorKind::Truncated, n))?;
-        Ok((m, n))
-    }
-}
-
-enum Src {
-    Scratch,
-    Slot(u32),
-    Init,
-}
-
 impl State_ {
-    fn message<H: Handler>(
-        &mut self,
-        ts: &Templates,
-        r: &mut Reader,
-        h: &mut H,
-        depth: u32,
-    ) -> Res<()> {
-        let mut pmap = r.pmap()?;
-        let at = r.pos;
-        let tid = if pmap.next(r.buf) {
-            let v = r.u64()?;
-            let v = u32::try_from(v).or_else(|_| fail(ErrorKind::IntegerOverflow, at))?;
-            self.last_tid = Some(v);
-            v
-        } else {
-            match self.last_tid {
-                Some(t) => t,
-                None => return fail(ErrorKind::NoTemplateId, at),
-            }
-        };
-        let Some(t) = ts.get(tid) else {
-            return fail(ErrorKind::UnknownTemplate(tid), at);
-        };
-        if depth == 0 {
-            if t.reset {
-                self.dict.reset();
-                self.last_tid = Some(tid);
-            }
-            h.begin_message(t);
-        } else {
-            h.begin_template_ref(t);
-        }
-        self.segment(ts, r, &t.body.instrs, &mut pmap, h, depth)
-            .map_err(|e| e.in_template(&t.name))?;
-        if r.strict && pmap.has_unused_bits(r.buf) {
-            return Err(Box::new(
-                CodecError::new(ErrorKind::PresenceMapTooLong, at).in_template(&t.name),
-            ));
-        }
-        if depth == 0 {
-            h.end_message();
-        } else {
-            h.end_template_ref();
-        }
-        Ok(())
-    }
-
-    fn segment<H: Handler>(
-        &mut self,
-        ts: &Templates,
-        r: &mut Reader,
-        instrs: &[Instr],
-        pmap: &mut Pmap,
-        h: &mut H,
-        depth: u32,
-    ) -> Res<()> {
-        for instr in instrs {
-            self.instr(ts, r, instr, pmap, h, depth)
-                .map_err(|e| e.in_field(&instr.name))?;
-        }
-        Ok(())
-    }
-
-    /// A nested segment (group or sequence element) with its own presence map if it has one.
-    fn nested<H: Handler>(
-        &mut self,
-        ts: &Templates,
-        r: &mut Reader,
-        body: &crate::template::Segment,
-        h: &mut H,
-        depth: u32,
-    ) -> Res<()> {
-        let at = r.pos;
-        let mut p = if body.has_pmap {
-            r.pmap()?
-        } else {
-            Pmap::empty()
-        };
-        self.segment(ts, r, &body.instrs, &mut p, h, depth)?;
-        if r.strict && body.has_pmap && p.has_unused_bits(r.buf) {
-            return fail(ErrorKind::PresenceMapTooLong, at);
-        }
-        Ok(())
-    }
-
-    #[inline]
-    fn instr<H: Handler>(
+    /// Decodes any instruction.
+    pub(super) fn instr<H: Handler>(
         &mut self,
         ts: &Templates,
         r: &mut Reader,
@@ -223,30 +34,8 @@ impl State_ {
                 },
                 ty => {
                     let at = r.pos;
-                    let Some(src) = self.string(r, s, pmap)? else {
-                        h.absent(instr);
-                        return Ok(());
-                    };
-                    let bytes: &[u8] = match src {
-                        Src::Scratch => &self.scratch,
-                        Src::Slot(i) => &self.dict.slot(i).bytes,
-                        Src::Init => match &s.initial {
-                            Some(Initial::Bytes(b)) => b,
-                            _ => &[],
-                        },
-                    };
-                    if bytes.len() > self.opts.max_string_len {
-                        return fail(ErrorKind::LengthTooLong(bytes.len() as u64), at);
-                    }
-                    let v = match ty {
-                        FieldType::Ascii => FieldValue::Ascii(bytes),
-                        FieldType::Unicode => match std::str::from_utf8(bytes) {
-                            Ok(s) => FieldValue::Unicode(s),
-                            Err(_) => return fail(ErrorKind::InvalidUtf8, at),
-                        },
-                        _ => FieldValue::Bytes(bytes),
-                    };
-                    h.value(instr, v);
+                    let src = self.string(r, s, pmap)?;
+                    self.emit_string(instr, s, ty, src, at, h)?;
                 }
             },
             Kind::SplitDecimal { exponent, mantissa } => {
@@ -266,26 +55,8 @@ impl State_ {
             }
             Kind::Sequence { length, body, .. } => {
                 let at = r.pos;
-                let Some(len) = self.int(r, length, IntType::U32, pmap)? else {
-                    h.absent(instr);
-                    return Ok(());
-                };
-                if len > self.opts.max_sequence_len as u64 {
-                    return fail(ErrorKind::SequenceTooLong(len), at);
-                }
-                // Each element with a presence map takes at least one byte, so a length
-                // beyond the input means the message is cut short; say so before anything
-                // is allocated.
-                if body.has_pmap && len > r.remaining() as u64 {
-                    return fail(ErrorKind::Truncated, r.buf.len());
-                }
-                h.begin_sequence(instr, len as u32);
-                for i in 0..len as u32 {
-                    h.begin_element(i);
-                    self.nested(ts, r, body, h, depth)?;
-                    h.end_element();
-                }
-                h.end_sequence();
+                let len = self.int(r, length, IntType::U32, pmap)?;
+                self.sequence(ts, r, instr, body, len, at, h, depth)?;
             }
             Kind::Group(body) => {
                 if instr.optional && !pmap.next(r.buf) {
@@ -303,6 +74,81 @@ impl State_ {
                 self.message(ts, r, h, depth + 1)?;
             }
         }
+        Ok(())
+    }
+
+    /// Hands a string field's value to the handler: from the scratch space, the dictionary or
+    /// the initial value, checked against the length limit (and UTF-8 for unicode).
+    #[inline]
+    pub(super) fn emit_string<H: Handler>(
+        &mut self,
+        instr: &Instr,
+        s: &Scalar,
+        ty: FieldType,
+        src: Option<Src>,
+        at: usize,
+        h: &mut H,
+    ) -> Res<()> {
+        let Some(src) = src else {
+            h.absent(instr);
+            return Ok(());
+        };
+        let bytes: &[u8] = match src {
+            Src::Scratch => &self.scratch,
+            Src::Slot(i) => &self.dict.slot(i).bytes,
+            Src::Init => match &s.initial {
+                Some(Initial::Bytes(b)) => b,
+                _ => &[],
+            },
+        };
+        if bytes.len() > self.opts.max_string_len {
+            return fail(ErrorKind::LengthTooLong(bytes.len() as u64), at);
+        }
+        let v = match ty {
+            FieldType::Ascii => FieldValue::Ascii(bytes),
+            FieldType::Unicode => match std::str::from_utf8(bytes) {
+                Ok(s) => FieldValue::Unicode(s),
+                Err(_) => return fail(ErrorKind::InvalidUtf8, at),
+            },
+            _ => FieldValue::Bytes(bytes),
+        };
+        h.value(instr, v);
+        Ok(())
+    }
+
+    /// A sequence's elements, once its length is known (None: the sequence is absent).
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    pub(super) fn sequence<H: Handler>(
+        &mut self,
+        ts: &Templates,
+        r: &mut Reader,
+        instr: &Instr,
+        body: &Segment,
+        len: Option<u64>,
+        at: usize,
+        h: &mut H,
+        depth: u32,
+    ) -> Res<()> {
+        let Some(len) = len else {
+            h.absent(instr);
+            return Ok(());
+        };
+        if len > self.opts.max_sequence_len as u64 {
+            return fail(ErrorKind::SequenceTooLong(len), at);
+        }
+        // Each element with a presence map takes at least one byte, so a length beyond the
+        // input means the message is cut short; say so before anything is allocated.
+        if body.has_pmap && len > r.remaining() as u64 {
+            return fail(ErrorKind::Truncated, r.buf.len());
+        }
+        h.begin_sequence(instr, len as u32);
+        for i in 0..len as u32 {
+            h.begin_element(i);
+            self.nested(ts, r, body, h, depth)?;
+            h.end_element();
+        }
+        h.end_sequence();
         Ok(())
     }
 
@@ -519,17 +365,30 @@ impl State_ {
     }
 
     fn string(&mut self, r: &mut Reader, s: &Scalar, pmap: &mut Pmap) -> Res<Option<Src>> {
-        let ascii = s.ty == FieldType::Ascii;
+        self.string_as(r, s, s.op, s.optional, s.ty == FieldType::Ascii, pmap)
+    }
+
+    /// A string under `op`: given as arguments so the specialised arms, calling with
+    /// constants, get the branches folded away.
+    #[inline(always)]
+    pub(super) fn string_as(
+        &mut self,
+        r: &mut Reader,
+        s: &Scalar,
+        op: Op,
+        optional: bool,
+        ascii: bool,
+        pmap: &mut Pmap,
+    ) -> Res<Option<Src>> {
         let has_init = s.initial.is_some();
-        match s.op {
+        match op {
             Op::None => {
-                Ok(read_string(r, ascii, s.optional, &mut self.scratch)?.then_some(Src::Scratch))
+                Ok(read_string(r, ascii, optional, &mut self.scratch)?.then_some(Src::Scratch))
             }
-            Op::Constant => Ok((!s.optional || pmap.next(r.buf)).then_some(Src::Init)),
+            Op::Constant => Ok((!optional || pmap.next(r.buf)).then_some(Src::Init)),
             Op::Default => {
                 if pmap.next(r.buf) {
-                    Ok(read_string(r, ascii, s.optional, &mut self.scratch)?
-                        .then_some(Src::Scratch))
+                    Ok(read_string(r, ascii, optional, &mut self.scratch)?.then_some(Src::Scratch))
                 } else {
                     Ok(has_init.then_some(Src::Init))
                 }
@@ -537,7 +396,7 @@ impl State_ {
             Op::Copy => {
                 if pmap.next(r.buf) {
                     let present =
-                        read_string(r, ascii, s.optional, &mut self.dict.assign(s.slot).bytes)?;
+                        read_string(r, ascii, optional, &mut self.dict.assign(s.slot).bytes)?;
                     if !present {
                         self.dict.set_empty(s.slot);
                     }
@@ -549,7 +408,7 @@ impl State_ {
                 if !pmap.next(r.buf) {
                     return Ok(self.dict_value(s, r.pos)?.map(|_| Src::Slot(s.slot)));
                 }
-                if !read_string(r, ascii, s.optional, &mut self.scratch)? {
+                if !read_string(r, ascii, optional, &mut self.scratch)? {
                     self.dict.set_empty(s.slot);
                     return Ok(None);
                 }
@@ -568,7 +427,7 @@ impl State_ {
             }
             Op::Delta => {
                 let at = r.pos;
-                let sub = if s.optional {
+                let sub = if optional {
                     r.nullable_i64()?
                 } else {
                     Some(r.i64()?)

@@ -1,0 +1,377 @@
+//! The specialised arms: one per [`Code`], each the general operator logic instantiated for
+//! one (class, operator, presence) through const generics, so the compiler folds every test
+//! on them away. They must decode exactly as the general path does; the conformance and
+//! corpus tests run through both, and `tests.rs` compares them message by message.
+
+use super::{fail, Res, State_};
+use crate::dictionary::State;
+use crate::error::ErrorKind;
+use crate::handler::{FieldValue, Handler};
+use crate::template::{
+    Code, Instr, Kind, Op, Operand, Templates, CONSTANT, COPY, DEFAULT, DELTA, INCREMENT, NONE,
+};
+use crate::value::Decimal;
+use crate::wire::{Pmap, Reader};
+
+impl State_ {
+    /// Decodes one instruction through its specialised arm.
+    #[inline(always)]
+    pub(super) fn dispatch<H: Handler>(
+        &mut self,
+        ts: &Templates,
+        r: &mut Reader,
+        instr: &Instr,
+        pmap: &mut Pmap,
+        h: &mut H,
+        depth: u32,
+    ) -> Res<()> {
+        use Code::*;
+        let a = &instr.compiled.a;
+        macro_rules! uint {
+            ($op:expr, $opt:expr) => {{
+                let v = self.int_op::<false, { $op }, $opt>(r, a, pmap)?;
+                emit_int::<false, H>(instr, v, h);
+            }};
+        }
+        macro_rules! int {
+            ($op:expr, $opt:expr) => {{
+                let v = self.int_op::<true, { $op }, $opt>(r, a, pmap)?;
+                emit_int::<true, H>(instr, v, h);
+            }};
+        }
+        macro_rules! dec {
+            ($op:expr, $opt:expr) => {{
+                match self.decimal_op::<{ $op }, $opt>(r, a, pmap)? {
+                    Some(d) => h.value(instr, FieldValue::Decimal(d)),
+                    None => h.absent(instr),
+                }
+            }};
+        }
+        macro_rules! ascii {
+            ($op:expr, $opt:expr) => {{
+                let Kind::Scalar(s) = &instr.kind else {
+                    return self.instr(ts, r, instr, pmap, h, depth);
+                };
+                let at = r.pos;
+                let src = self.string_as(r, s, $op, $opt, true, pmap)?;
+                self.emit_string(instr, s, s.ty, src, at, h)?;
+            }};
+        }
+        match instr.compiled.code {
+            Generic => return self.instr(ts, r, instr, pmap, h, depth),
+            UNoneM => uint!(NONE, false),
+            UNoneO => uint!(NONE, true),
+            UConstM => uint!(CONSTANT, false),
+            UConstO => uint!(CONSTANT, true),
+            UDefaultM => uint!(DEFAULT, false),
+            UDefaultO => uint!(DEFAULT, true),
+            UCopyM => uint!(COPY, false),
+            UCopyO => uint!(COPY, true),
+            UIncrM => uint!(INCREMENT, false),
+            UIncrO => uint!(INCREMENT, true),
+            UDeltaM => uint!(DELTA, false),
+            UDeltaO => uint!(DELTA, true),
+            INoneM => int!(NONE, false),
+            INoneO => int!(NONE, true),
+            IConstM => int!(CONSTANT, false),
+            IConstO => int!(CONSTANT, true),
+            IDefaultM => int!(DEFAULT, false),
+            IDefaultO => int!(DEFAULT, true),
+            ICopyM => int!(COPY, false),
+            ICopyO => int!(COPY, true),
+            IIncrM => int!(INCREMENT, false),
+            IIncrO => int!(INCREMENT, true),
+            IDeltaM => int!(DELTA, false),
+            IDeltaO => int!(DELTA, true),
+            DNoneM => dec!(NONE, false),
+            DNoneO => dec!(NONE, true),
+            DConstM => dec!(CONSTANT, false),
+            DConstO => dec!(CONSTANT, true),
+            DDefaultM => dec!(DEFAULT, false),
+            DDefaultO => dec!(DEFAULT, true),
+            DCopyM => dec!(COPY, false),
+            DCopyO => dec!(COPY, true),
+            DDeltaM => dec!(DELTA, false),
+            DDeltaO => dec!(DELTA, true),
+            SplitDefaultDeltaM => self.split_default_delta::<false, H>(r, instr, pmap, h)?,
+            SplitDefaultDeltaO => self.split_default_delta::<true, H>(r, instr, pmap, h)?,
+            ANoneM => ascii!(Op::None, false),
+            ANoneO => ascii!(Op::None, true),
+            AConstM => ascii!(Op::Constant, false),
+            AConstO => ascii!(Op::Constant, true),
+            ADefaultM => ascii!(Op::Default, false),
+            ADefaultO => ascii!(Op::Default, true),
+            ACopyM => ascii!(Op::Copy, false),
+            ACopyO => ascii!(Op::Copy, true),
+            ATailM => ascii!(Op::Tail, false),
+            ATailO => ascii!(Op::Tail, true),
+            ADeltaM => ascii!(Op::Delta, false),
+            ADeltaO => ascii!(Op::Delta, true),
+            SequencePlain => {
+                let Kind::Sequence { body, .. } = &instr.kind else {
+                    return self.instr(ts, r, instr, pmap, h, depth);
+                };
+                let at = r.pos;
+                let len = read_int::<false, false>(r, a)?;
+                self.sequence(ts, r, instr, body, len, at, h, depth)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// An integer under operator `OP` (spec §6.3), as integer bits (signed ones as
+    /// `i64 as u64`); None when absent.
+    #[inline(always)]
+    fn int_op<const SIGNED: bool, const OP: u8, const OPT: bool>(
+        &mut self,
+        r: &mut Reader,
+        a: &Operand,
+        pmap: &mut Pmap,
+    ) -> Res<Option<u64>> {
+        let init = a.has_init.then_some(a.init);
+        match OP {
+            NONE => read_int::<SIGNED, OPT>(r, a),
+            CONSTANT => Ok(if OPT && !pmap.next(r.buf) { None } else { init }),
+            DEFAULT => {
+                if pmap.next(r.buf) {
+                    read_int::<SIGNED, OPT>(r, a)
+                } else {
+                    Ok(init)
+                }
+            }
+            COPY | INCREMENT => {
+                if pmap.next(r.buf) {
+                    let v = read_int::<SIGNED, OPT>(r, a)?;
+                    match v {
+                        Some(v) => self.dict.set_int(a.slot, v),
+                        None => self.dict.set_empty(a.slot),
+                    }
+                    return Ok(v);
+                }
+                if self.dict.state(a.slot) == State::Assigned {
+                    let mut v = self.dict.slot(a.slot).int;
+                    if OP == INCREMENT {
+                        v = a.increment(v);
+                        self.dict.set_int(a.slot, v);
+                    }
+                    return Ok(Some(v));
+                }
+                self.unassigned(a, OPT, r.pos)
+            }
+            _ => {
+                // DELTA
+                let at = r.pos;
+                let d = if OPT {
+                    match r.nullable_i64()? {
+                        Some(d) => d,
+                        None => return Ok(None),
+                    }
+                } else {
+                    r.i64()?
+                };
+                let base = match self.dict.state(a.slot) {
+                    State::Assigned => self.dict.slot(a.slot).int,
+                    State::Undefined => a.init,
+                    State::Empty => return fail(ErrorKind::EmptyPrevious, at),
+                };
+                let v = if SIGNED {
+                    (base as i64)
+                        .checked_add(d)
+                        .filter(|&v| v >= a.lo && v <= a.hi as i64)
+                        .map(|v| v as u64)
+                } else {
+                    base.checked_add_signed(d).filter(|&v| v <= a.hi)
+                };
+                let Some(v) = v else {
+                    return fail(ErrorKind::DeltaOverflow, at);
+                };
+                self.dict.set_int(a.slot, v);
+                Ok(Some(v))
+            }
+        }
+    }
+
+    /// Copy and increment with the entry not assigned: the initial value, absent, or an
+    /// error (spec §6.3.1: D5 with no initial value, D6 for an empty mandatory entry).
+    fn unassigned(&mut self, a: &Operand, optional: bool, at: usize) -> Res<Option<u64>> {
+        match self.dict.state(a.slot) {
+            State::Undefined if a.has_init => {
+                self.dict.set_int(a.slot, a.init);
+                Ok(Some(a.init))
+            }
+            State::Undefined if optional => {
+                self.dict.set_empty(a.slot);
+                Ok(None)
+            }
+            State::Undefined => fail(ErrorKind::MissingValue, at),
+            State::Empty if optional => Ok(None),
+            _ => fail(ErrorKind::EmptyPrevious, at),
+        }
+    }
+
+    /// A decimal with one operator on the (exponent, mantissa) pair (spec §6.3, §10.6.2).
+    #[inline(always)]
+    fn decimal_op<const OP: u8, const OPT: bool>(
+        &mut self,
+        r: &mut Reader,
+        a: &Operand,
+        pmap: &mut Pmap,
+    ) -> Res<Option<Decimal>> {
+        let init = a
+            .has_init
+            .then(|| Decimal::new(a.init as i64 as i32, a.init_mantissa));
+        let slot_value = |s: &Self| {
+            let sl = s.dict.slot(a.slot);
+            Decimal::new(sl.int as i64 as i32, sl.mantissa)
+        };
+        match OP {
+            NONE => read_decimal::<OPT>(r),
+            CONSTANT => Ok(if OPT && !pmap.next(r.buf) { None } else { init }),
+            DEFAULT => {
+                if pmap.next(r.buf) {
+                    read_decimal::<OPT>(r)
+                } else {
+                    Ok(init)
+                }
+            }
+            COPY => {
+                if pmap.next(r.buf) {
+                    let v = read_decimal::<OPT>(r)?;
+                    match v {
+                        Some(d) => self.dict.set_decimal(a.slot, d.exponent, d.mantissa),
+                        None => self.dict.set_empty(a.slot),
+                    }
+                    return Ok(v);
+                }
+                match self.dict.state(a.slot) {
+                    State::Assigned => Ok(Some(slot_value(self))),
+                    State::Undefined if a.has_init => {
+                        self.dict
+                            .set_decimal(a.slot, a.init as i64 as i32, a.init_mantissa);
+                        Ok(init)
+                    }
+                    State::Undefined if OPT => {
+                        self.dict.set_empty(a.slot);
+                        Ok(None)
+                    }
+                    State::Undefined => fail(ErrorKind::MissingValue, r.pos),
+                    State::Empty if OPT => Ok(None),
+                    State::Empty => fail(ErrorKind::EmptyPrevious, r.pos),
+                }
+            }
+            _ => {
+                // DELTA
+                let at = r.pos;
+                let de = if OPT {
+                    match r.nullable_i64()? {
+                        Some(d) => d,
+                        None => return Ok(None),
+                    }
+                } else {
+                    r.i64()?
+                };
+                let dm = r.i64()?;
+                let base = match self.dict.state(a.slot) {
+                    State::Assigned => slot_value(self),
+                    State::Undefined => init.unwrap_or(Decimal::new(0, 0)),
+                    State::Empty => return fail(ErrorKind::EmptyPrevious, at),
+                };
+                let e = base.exponent as i64 + de;
+                if !(-63..=63).contains(&e) {
+                    return fail(ErrorKind::ExponentRange(e), at);
+                }
+                let Some(m) = base.mantissa.checked_add(dm) else {
+                    return fail(ErrorKind::MantissaRange, at);
+                };
+                self.dict.set_decimal(a.slot, e as i32, m);
+                Ok(Some(Decimal::new(e as i32, m)))
+            }
+        }
+    }
+
+    /// A decimal whose exponent has the default operator and whose mandatory mantissa has
+    /// delta; the exponent carries the decimal's presence.
+    #[inline(always)]
+    fn split_default_delta<const OPT: bool, H: Handler>(
+        &mut self,
+        r: &mut Reader,
+        instr: &Instr,
+        pmap: &mut Pmap,
+        h: &mut H,
+    ) -> Res<()> {
+        let c = &instr.compiled;
+        let at = r.pos;
+        let Some(e) = self.int_op::<true, DEFAULT, OPT>(r, &c.a, pmap)? else {
+            h.absent(instr);
+            return Ok(());
+        };
+        let e = e as i64;
+        if !(-63..=63).contains(&e) {
+            return fail(ErrorKind::ExponentRange(e), at);
+        }
+        let Some(m) = self.int_op::<true, DELTA, false>(r, &c.b, pmap)? else {
+            return fail(ErrorKind::MissingValue, r.pos);
+        };
+        h.value(instr, FieldValue::Decimal(Decimal::new(e as i32, m as i64)));
+        Ok(())
+    }
+}
+
+#[inline(always)]
+fn emit_int<const SIGNED: bool, H: Handler>(instr: &Instr, v: Option<u64>, h: &mut H) {
+    match v {
+        Some(v) if SIGNED => h.value(instr, FieldValue::Int(v as i64)),
+        Some(v) => h.value(instr, FieldValue::UInt(v)),
+        None => h.absent(instr),
+    }
+}
+
+/// An integer from the stream, nullable if `OPT`, checked against the type's range.
+#[inline(always)]
+fn read_int<const SIGNED: bool, const OPT: bool>(r: &mut Reader, a: &Operand) -> Res<Option<u64>> {
+    let at = r.pos;
+    if SIGNED {
+        let v = if OPT {
+            match r.nullable_i64()? {
+                Some(v) => v,
+                None => return Ok(None),
+            }
+        } else {
+            r.i64()?
+        };
+        if v < a.lo || v > a.hi as i64 {
+            return fail(ErrorKind::IntegerOverflow, at);
+        }
+        Ok(Some(v as u64))
+    } else {
+        let v = if OPT {
+            match r.nullable_u64()? {
+                Some(v) => v,
+                None => return Ok(None),
+            }
+        } else {
+            r.u64()?
+        };
+        if v > a.hi {
+            return fail(ErrorKind::IntegerOverflow, at);
+        }
+        Ok(Some(v))
+    }
+}
+
+#[inline(always)]
+fn read_decimal<const OPT: bool>(r: &mut Reader) -> Res<Option<Decimal>> {
+    let at = r.pos;
+    let e = if OPT {
+        match r.nullable_i64()? {
+            Some(e) => e,
+            None => return Ok(None),
+        }
+    } else {
+        r.i64()?
+    };
+    if !(-63..=63).contains(&e) {
+        return fail(ErrorKind::ExponentRange(e), at);
+    }
+    Ok(Some(Decimal::new(e as i32, r.i64()?)))
+}

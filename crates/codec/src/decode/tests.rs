@@ -1,0 +1,177 @@
+//! The specialised arms against the general path: the same templates with every dispatch
+//! code forced to `Generic` must decode every corpus message, and thousands of damaged ones,
+//! to the same messages, byte counts and errors.
+
+use std::sync::Arc;
+
+use super::{DecodeOptions, Decoder};
+use crate::template::{Code, Kind, Segment, Templates};
+use crate::{parse_templates, ErrorKind, Message};
+
+fn shared(rel: &str) -> Vec<u8> {
+    let path = format!("{}/../../../shared/{rel}", env!("CARGO_MANIFEST_DIR"));
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn all_generic(seg: &mut Segment) {
+    for i in &mut seg.instrs {
+        i.compiled.code = Code::Generic;
+        match &mut i.kind {
+            Kind::Sequence { body, .. } | Kind::Group(body) => all_generic(body),
+            _ => {}
+        }
+    }
+}
+
+fn generic_copy(ts: &Templates) -> Arc<Templates> {
+    let mut g = ts.clone();
+    for t in &mut g.list {
+        all_generic(&mut t.body);
+    }
+    Arc::new(g)
+}
+
+type Outcome = Vec<Result<(Message, usize), (ErrorKind, usize)>>;
+
+/// Decodes a stream message by message until the end or the first error.
+fn run(ts: &Arc<Templates>, strict: bool, bytes: &[u8]) -> Outcome {
+    let mut d = Decoder::with_options(
+        ts.clone(),
+        DecodeOptions {
+            strict,
+            ..Default::default()
+        },
+    );
+    let mut out = Vec::new();
+    let mut pos = 0;
+    while pos < bytes.len() {
+        match d.decode_message(&bytes[pos..]) {
+            Ok((m, n)) => {
+                out.push(Ok((m, n)));
+                pos += n;
+            }
+            Err(e) => {
+                out.push(Err((e.kind, e.offset)));
+                break;
+            }
+        }
+    }
+    out
+}
+
+/// Decodes each stream both ways, and `damaged` damaged copies of it; returns the messages
+/// the intact streams gave (strict and lenient runs counted apiece).
+fn compare(xml: &str, streams: &[Vec<u8>], damaged: usize) -> usize {
+    let fast = parse_templates(xml).unwrap();
+    let generic = generic_copy(&fast);
+    let mut rng = fastrand_like(7);
+    let mut messages = 0;
+    for s in streams {
+        for strict in [false, true] {
+            let a = run(&fast, strict, s);
+            assert_eq!(a, run(&generic, strict, s), "stream of {} bytes", s.len());
+            messages += a.iter().filter(|r| r.is_ok()).count();
+        }
+        // Damaged copies: one byte changed, or cut short.
+        for _ in 0..damaged {
+            let mut d = s.clone();
+            let i = (rng() as usize) % d.len();
+            d[i] ^= (rng() as u8) | 1;
+            if rng().is_multiple_of(4) {
+                d.truncate(i + 1);
+            }
+            assert_eq!(run(&fast, false, &d), run(&generic, false, &d));
+        }
+    }
+    messages
+}
+
+/// A small xorshift: the test needs repeatable noise, not a dependency.
+fn fastrand_like(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
+#[test]
+fn mfast_complex_specialised_equals_generic() {
+    let data = shared("corpus/mfast-complex/complex30000.dat");
+    // len32le: take the first 400 messages, each its own stream (reset="Y" anyway).
+    let mut streams = Vec::new();
+    let mut pos = 0;
+    while pos + 4 <= data.len() && streams.len() < 400 {
+        let n = u32::from_le_bytes(data[pos..pos + 4].try_into().unwrap()) as usize;
+        streams.push(data[pos + 4..pos + 4 + n].to_vec());
+        pos += 4 + n;
+    }
+    let xml = String::from_utf8(shared("corpus/mfast-complex/example.xml")).unwrap();
+    assert_eq!(compare(&xml, &streams, 100), 800);
+}
+
+#[test]
+fn moex_specialised_equals_generic() {
+    let xml = String::from_utf8(shared("corpus/moex-forts-2013/templates.xml")).unwrap();
+    for file in ["increment_a.dat", "snapshot.dat"] {
+        let data = shared(&format!("corpus/moex-forts-2013/{file}"));
+        // Whole file as one stream: every packet opens with a Reset message.
+        let streams: Vec<Vec<u8>> = data.chunks(4096).take(20).map(<[u8]>::to_vec).collect();
+        assert!(
+            compare(&xml, std::slice::from_ref(&data), 0) > 10_000,
+            "{file}"
+        );
+        compare(&xml, &streams, 100);
+    }
+}
+
+#[test]
+fn openfast_fpl_specialised_equals_generic() {
+    let xml = String::from_utf8(shared("corpus/openfast-fpl/FASTTestTemplate.xml")).unwrap();
+    let data = shared("corpus/openfast-fpl/messages.fast");
+    assert_eq!(compare(&xml, &[data], 500), 6);
+}
+
+#[test]
+fn every_operator_specialised_equals_generic() {
+    // Random bytes through a template using every class, operator and presence.
+    let xml = r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
+      <template name="All" id="1">
+        <uInt32 name="a"/><uInt32 name="b" presence="optional"/>
+        <int64 name="c"><copy value="-3"/></int64><int32 name="d" presence="optional"><copy/></int32>
+        <uInt16 name="e"><increment value="65534"/></uInt16><int8 name="f" presence="optional"><increment/></int8>
+        <uInt64 name="g"><delta/></uInt64><int32 name="h" presence="optional"><delta value="5"/></int32>
+        <uInt32 name="i" presence="optional"><constant value="4"/></uInt32><int32 name="j"><default value="-1"/></int32>
+        <decimal name="k"><copy value="1.5"/></decimal><decimal name="l" presence="optional"><delta/></decimal>
+        <decimal name="m" presence="optional"><default/></decimal><decimal name="n"/>
+        <decimal name="o" presence="optional"><exponent><default value="-2"/></exponent><mantissa><delta/></mantissa></decimal>
+        <string name="p"><copy value="x"/></string><string name="q" presence="optional"><tail/></string>
+        <string name="r"><delta value="abcdefgh"/></string><string name="s" presence="optional"><default value="z"/></string>
+        <string name="t" presence="optional"/><string name="u"><constant value="K"/></string>
+        <sequence name="v"><length name="vn"/><uInt32 name="w"><increment value="1"/></uInt32>
+          <string name="x" presence="optional"><copy/></string></sequence>
+      </template>
+    </templates>"#;
+    let mut rng = fastrand_like(99);
+    let streams: Vec<Vec<u8>> = (0..300)
+        .map(|_| {
+            // A presence map of random bits (template id present), the id, then noise.
+            let pmap = [
+                (rng() as u8 & 0x3f) | 0x40,
+                rng() as u8 & 0x7f,
+                rng() as u8 & 0x7f,
+                rng() as u8 | 0x80,
+            ];
+            // Mostly small one-byte values, so that whole messages decode now and then.
+            let noise = (0..96).map(|_| match rng() % 20 {
+                0 => rng() as u8 & 0x7f,
+                _ => (rng() as u8 & 0x03) | 0x80,
+            });
+            pmap.into_iter().chain([0x81]).chain(noise).collect()
+        })
+        .collect();
+    let decoded = compare(xml, &streams, 10);
+    assert!(decoded > 500, "{decoded} random messages decoded");
+}
