@@ -146,60 +146,96 @@ impl<'a> Reader<'a> {
 
     /// A nullable unsigned integer (spec §10.6.1): 0 is NULL, other values are one more than
     /// the value. Wide enough for a nullable uInt64 at its maximum (2^64 on the wire).
-    #[inline]
+    #[inline(always)]
     pub fn nullable_u64(&mut self) -> Result<Option<u64>, Box<CodecError>> {
         let start = self.pos;
         match self.u64() {
             Ok(0) => Ok(None),
             Ok(v) => Ok(Some(v - 1)),
-            Err(e) if e.kind == ErrorKind::IntegerOverflow => {
-                self.pos = start;
-                let bytes = self.entity()?;
-                let wide = bytes.iter().try_fold(0u128, |acc, &b| {
-                    (acc >> 100 == 0).then_some((acc << 7) | (b & 0x7f) as u128)
-                });
-                if wide == Some(1u128 << 64) {
-                    Ok(Some(u64::MAX))
-                } else {
-                    err(ErrorKind::IntegerOverflow, start)
-                }
-            }
-            Err(e) => Err(e),
+            Err(e) => self.nullable_u64_wide(start, e),
+        }
+    }
+
+    /// Past 64 bits: only 2^64 itself (the nullable uInt64 maximum) is a value.
+    #[cold]
+    fn nullable_u64_wide(
+        &mut self,
+        start: usize,
+        e: Box<CodecError>,
+    ) -> Result<Option<u64>, Box<CodecError>> {
+        if e.kind != ErrorKind::IntegerOverflow {
+            return Err(e);
+        }
+        self.pos = start;
+        let bytes = self.entity()?;
+        let wide = bytes.iter().try_fold(0u128, |acc, &b| {
+            (acc >> 100 == 0).then_some((acc << 7) | (b & 0x7f) as u128)
+        });
+        if wide == Some(1u128 << 64) {
+            Ok(Some(u64::MAX))
+        } else {
+            err(ErrorKind::IntegerOverflow, start)
         }
     }
 
     /// A nullable signed integer: 0 is NULL, positive values are one more than the value.
-    #[inline]
+    #[inline(always)]
     pub fn nullable_i64(&mut self) -> Result<Option<i64>, Box<CodecError>> {
         let start = self.pos;
         match self.i64() {
             Ok(0) => Ok(None),
             Ok(v) if v > 0 => Ok(Some(v - 1)),
             Ok(v) => Ok(Some(v)),
-            Err(e) if e.kind == ErrorKind::IntegerOverflow => {
-                self.pos = start;
-                let bytes = self.entity()?;
-                let mut acc: i128 = if bytes[0] & 0x40 != 0 { -1 } else { 0 };
-                for &b in bytes {
-                    if acc.unsigned_abs() >> 100 != 0 {
-                        return err(ErrorKind::IntegerOverflow, start);
-                    }
-                    acc = (acc << 7) | (b & 0x7f) as i128;
-                }
-                if acc == i64::MAX as i128 + 1 {
-                    Ok(Some(i64::MAX))
-                } else {
-                    err(ErrorKind::IntegerOverflow, start)
-                }
+            Err(e) => self.nullable_i64_wide(start, e),
+        }
+    }
+
+    /// Past 64 bits: only 2^63 (the nullable int64 maximum) is a value.
+    #[cold]
+    fn nullable_i64_wide(
+        &mut self,
+        start: usize,
+        e: Box<CodecError>,
+    ) -> Result<Option<i64>, Box<CodecError>> {
+        if e.kind != ErrorKind::IntegerOverflow {
+            return Err(e);
+        }
+        self.pos = start;
+        let bytes = self.entity()?;
+        let mut acc: i128 = if bytes[0] & 0x40 != 0 { -1 } else { 0 };
+        for &b in bytes {
+            if acc.unsigned_abs() >> 100 != 0 {
+                return err(ErrorKind::IntegerOverflow, start);
             }
-            Err(e) => Err(e),
+            acc = (acc << 7) | (b & 0x7f) as i128;
+        }
+        if acc == i64::MAX as i128 + 1 {
+            Ok(Some(i64::MAX))
+        } else {
+            err(ErrorKind::IntegerOverflow, start)
         }
     }
 
     /// A presence map.
-    #[inline]
+    #[inline(always)]
     pub fn pmap(&mut self) -> Result<Pmap, Box<CodecError>> {
         let start = self.pos;
+        // Fast path: a one-byte map, the usual size for sequence elements.
+        if let Some(&b) = self.buf.get(start) {
+            if b & 0x80 != 0 {
+                self.pos = start + 1;
+                return Ok(Pmap {
+                    bits: ((b & 0x7f) as u64) << 57,
+                    taken: 0,
+                    start,
+                    len: 1,
+                });
+            }
+        }
+        self.pmap_long(start)
+    }
+
+    fn pmap_long(&mut self, start: usize) -> Result<Pmap, Box<CodecError>> {
         let bytes = self.entity()?;
         let mut bits = 0u64;
         for (i, &b) in bytes.iter().take(9).enumerate() {

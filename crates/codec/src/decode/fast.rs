@@ -3,12 +3,14 @@
 //! on them away. They must decode exactly as the general path does; the conformance and
 //! corpus tests run through both, and `tests.rs` compares them message by message.
 
+use super::generic::read_string;
 use super::{fail, Res, State_};
 use crate::dictionary::State;
 use crate::error::ErrorKind;
 use crate::handler::{FieldValue, Handler};
 use crate::template::{
-    Code, Instr, Kind, Op, Operand, Templates, CONSTANT, COPY, DEFAULT, DELTA, INCREMENT, NONE,
+    Code, Initial, Instr, Kind, Op, Operand, Templates, CONSTANT, COPY, DEFAULT, DELTA, INCREMENT,
+    NONE,
 };
 use crate::value::Decimal;
 use crate::wire::{Pmap, Reader};
@@ -48,6 +50,11 @@ impl State_ {
             }};
         }
         macro_rules! ascii {
+            ($op:expr, $opt:expr) => {
+                self.ascii_op::<{ $op }, $opt, H>(r, instr, pmap, h)?
+            };
+        }
+        macro_rules! string {
             ($op:expr, $opt:expr) => {{
                 let Kind::Scalar(s) = &instr.kind else {
                     return self.instr(ts, r, instr, pmap, h, depth);
@@ -95,18 +102,18 @@ impl State_ {
             DDeltaO => dec!(DELTA, true),
             SplitDefaultDeltaM => self.split_default_delta::<false, H>(r, instr, pmap, h)?,
             SplitDefaultDeltaO => self.split_default_delta::<true, H>(r, instr, pmap, h)?,
-            ANoneM => ascii!(Op::None, false),
-            ANoneO => ascii!(Op::None, true),
-            AConstM => ascii!(Op::Constant, false),
-            AConstO => ascii!(Op::Constant, true),
-            ADefaultM => ascii!(Op::Default, false),
-            ADefaultO => ascii!(Op::Default, true),
-            ACopyM => ascii!(Op::Copy, false),
-            ACopyO => ascii!(Op::Copy, true),
-            ATailM => ascii!(Op::Tail, false),
-            ATailO => ascii!(Op::Tail, true),
-            ADeltaM => ascii!(Op::Delta, false),
-            ADeltaO => ascii!(Op::Delta, true),
+            ANoneM => ascii!(NONE, false),
+            ANoneO => ascii!(NONE, true),
+            AConstM => ascii!(CONSTANT, false),
+            AConstO => ascii!(CONSTANT, true),
+            ADefaultM => ascii!(DEFAULT, false),
+            ADefaultO => ascii!(DEFAULT, true),
+            ACopyM => ascii!(COPY, false),
+            ACopyO => ascii!(COPY, true),
+            ATailM => string!(Op::Tail, false),
+            ATailO => string!(Op::Tail, true),
+            ADeltaM => string!(Op::Delta, false),
+            ADeltaO => string!(Op::Delta, true),
             SequencePlain => {
                 let Kind::Sequence { body, .. } = &instr.kind else {
                     return self.instr(ts, r, instr, pmap, h, depth);
@@ -116,6 +123,78 @@ impl State_ {
                 self.sequence(ts, r, instr, body, len, at, h, depth)?;
             }
         }
+        Ok(())
+    }
+
+    /// An ASCII string under none, constant, default or copy. Values come from the input
+    /// through the scratch space, from the dictionary, or straight from the template.
+    #[inline(always)]
+    fn ascii_op<const OP: u8, const OPT: bool, H: Handler>(
+        &mut self,
+        r: &mut Reader,
+        instr: &Instr,
+        pmap: &mut Pmap,
+        h: &mut H,
+    ) -> Res<()> {
+        let Kind::Scalar(s) = &instr.kind else {
+            unreachable!("ascii codes are given to scalars only")
+        };
+        let at = r.pos;
+        let value: &[u8] = match OP {
+            NONE => {
+                if !read_ascii(r, OPT, &mut self.scratch)? {
+                    h.absent(instr);
+                    return Ok(());
+                }
+                &self.scratch
+            }
+            CONSTANT | DEFAULT => {
+                let present = if OP == CONSTANT {
+                    !OPT || pmap.next(r.buf)
+                } else {
+                    pmap.next(r.buf)
+                };
+                if OP == DEFAULT && present {
+                    if !read_ascii(r, OPT, &mut self.scratch)? {
+                        h.absent(instr);
+                        return Ok(());
+                    }
+                    &self.scratch
+                } else if OP == CONSTANT && !present {
+                    h.absent(instr);
+                    return Ok(());
+                } else {
+                    match &s.initial {
+                        Some(Initial::Bytes(b)) => b,
+                        _ => {
+                            h.absent(instr);
+                            return Ok(());
+                        }
+                    }
+                }
+            }
+            _ => {
+                // COPY
+                let slot = instr.compiled.a.slot;
+                if pmap.next(r.buf) {
+                    if !read_ascii(r, OPT, &mut self.dict.assign(slot).bytes)? {
+                        self.dict.set_empty(slot);
+                        h.absent(instr);
+                        return Ok(());
+                    }
+                } else if self.dict.state(slot) != State::Assigned
+                    && self.dict_value(s, at)?.is_none()
+                {
+                    h.absent(instr);
+                    return Ok(());
+                }
+                &self.dict.slot(slot).bytes
+            }
+        };
+        if value.len() > self.opts.max_string_len {
+            return fail(ErrorKind::LengthTooLong(value.len() as u64), at);
+        }
+        h.value(instr, FieldValue::Ascii(value));
         Ok(())
     }
 
@@ -357,6 +436,28 @@ fn read_int<const SIGNED: bool, const OPT: bool>(r: &mut Reader, a: &Operand) ->
         }
         Ok(Some(v))
     }
+}
+
+/// An ASCII string into `out`; false for NULL. Strings of up to 8 bytes that need no
+/// preamble handling are found with one word load; the rest take the general reader.
+#[inline(always)]
+fn read_ascii(r: &mut Reader, nullable: bool, out: &mut Vec<u8>) -> Res<bool> {
+    if let Some(chunk) = r.buf.get(r.pos..r.pos + 8) {
+        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
+        let stops = w & 0x8080_8080_8080_8080;
+        // A first byte of seven zero bits is NULL or a preamble: the general reader knows.
+        if stops != 0 && w & 0x7f != 0 {
+            let n = (stops.trailing_zeros() / 8 + 1) as usize;
+            let text = w & !(0x80 << (8 * (n - 1)));
+            out.clear();
+            // A fixed 8-byte copy, then trimmed: cheaper than a variable-length one.
+            out.extend_from_slice(&text.to_le_bytes());
+            out.truncate(n);
+            r.pos += n;
+            return Ok(true);
+        }
+    }
+    read_string(r, true, nullable, out)
 }
 
 #[inline(always)]

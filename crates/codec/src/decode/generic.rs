@@ -185,7 +185,7 @@ impl State_ {
 
     /// The value for "not in the stream" under copy, increment and tail (spec §6.3.5-8).
     #[inline]
-    fn dict_value(&mut self, s: &Scalar, at: usize) -> Res<Option<()>> {
+    pub(super) fn dict_value(&mut self, s: &Scalar, at: usize) -> Res<Option<()>> {
         match self.dict.state(s.slot) {
             State::Assigned => Ok(Some(())),
             State::Undefined => match &s.initial {
@@ -476,7 +476,12 @@ impl State_ {
 
 /// Reads a string value into `out`: an ASCII stop-bit string or a length-prefixed byte
 /// vector (unicode strings are byte vectors on the wire). Returns false for NULL.
-fn read_string(r: &mut Reader, ascii: bool, nullable: bool, out: &mut Vec<u8>) -> Res<bool> {
+pub(super) fn read_string(
+    r: &mut Reader,
+    ascii: bool,
+    nullable: bool,
+    out: &mut Vec<u8>,
+) -> Res<bool> {
     out.clear();
     if !ascii {
         let len = if nullable {

@@ -94,7 +94,8 @@ impl Operand {
             Some(Initial::Decimal { exponent, mantissa }) => {
                 (*exponent as i64 as u64, *mantissa, true)
             }
-            _ => (0, 0, false),
+            Some(Initial::Bytes(_)) => (0, 0, true),
+            None => (0, 0, false),
         };
         Operand {
             slot: s.slot,
