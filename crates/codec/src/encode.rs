@@ -13,16 +13,22 @@ use crate::wire::{patch_pmap, put_ascii, put_i64, put_nullable_i64, put_nullable
 /// Encodes messages of one stream, keeping dictionaries in step with a decoder.
 pub struct Encoder {
     templates: Arc<Templates>,
+    state: State_,
+}
+
+/// Everything but the templates, so the templates can be borrowed while this changes.
+struct State_ {
     dict: Dictionary,
     last_tid: Option<u32>,
     /// Presence-map bits of the open segments, innermost last.
     bits: Vec<bool>,
 }
 
-type Res<T> = Result<T, CodecError>;
+/// Errors travel boxed inside the encoder, as in the decoder: small results stay in registers.
+type Res<T> = Result<T, Box<CodecError>>;
 
 fn fail<T>(kind: ErrorKind) -> Res<T> {
-    Err(CodecError::new(kind, 0))
+    Err(Box::new(CodecError::new(kind, 0)))
 }
 
 /// A scalar value in the form the dictionary keeps.
@@ -79,9 +85,11 @@ impl Encoder {
         let dict = Dictionary::new(templates.slot_count);
         Encoder {
             templates,
-            dict,
-            last_tid: None,
-            bits: Vec::new(),
+            state: State_ {
+                dict,
+                last_tid: None,
+                bits: Vec::new(),
+            },
         }
     }
 
@@ -91,23 +99,24 @@ impl Encoder {
 
     /// Resets every dictionary entry to undefined; do it where the decoder will.
     pub fn reset(&mut self) {
-        self.dict.reset();
-        self.last_tid = None;
+        self.state.dict.reset();
+        self.state.last_tid = None;
     }
 
     /// Appends the encoding of `msg` to `out`. On error `out` is left as it was, but the
     /// dictionaries may have moved on: reset before encoding more.
-    pub fn encode(&mut self, msg: &Message, out: &mut Vec<u8>) -> Res<()> {
+    pub fn encode(&mut self, msg: &Message, out: &mut Vec<u8>) -> Result<(), CodecError> {
         let start = out.len();
-        let templates = self.templates.clone();
-        let r = self.message(&templates, msg, out, true);
+        let r = self.state.message(&self.templates, msg, out, true);
         if r.is_err() {
             out.truncate(start);
-            self.bits.clear();
+            self.state.bits.clear();
         }
-        r
+        r.map_err(|e| *e)
     }
+}
 
+impl State_ {
     fn message(&mut self, ts: &Templates, msg: &Message, out: &mut Vec<u8>, top: bool) -> Res<()> {
         let Some(t) = ts.get(msg.template_id) else {
             return fail(ErrorKind::UnknownTemplate(msg.template_id));
@@ -375,7 +384,7 @@ impl Encoder {
                 let dm = n
                     .mantissa
                     .checked_sub(b.mantissa)
-                    .ok_or(CodecError::new(ErrorKind::MantissaRange, 0))?;
+                    .ok_or_else(|| Box::new(CodecError::new(ErrorKind::MantissaRange, 0)))?;
                 put_len(out, n.exponent as i64 - b.exponent as i64);
                 put_i64(out, dm);
             }

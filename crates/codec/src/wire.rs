@@ -311,24 +311,39 @@ impl Pmap {
 /// Appends an unsigned stop-bit integer.
 #[inline]
 pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
-    let bits = (64 - v.leading_zeros()).max(1);
-    let n = bits.div_ceil(7);
-    for i in (0..n).rev() {
-        out.push(((v >> (7 * i)) & 0x7f) as u8);
+    if v < 0x80 {
+        out.push(v as u8 | 0x80);
+        return;
     }
-    *out.last_mut().expect("n >= 1") |= 0x80;
+    let n = (64 - v.leading_zeros()).div_ceil(7) as usize;
+    put_groups(out, n, |shift| ((v >> shift) & 0x7f) as u8);
+}
+
+/// Appends `n` 7-bit groups, most significant first (`group(shift)` gives the one at that
+/// bit offset), the last with its stop bit: built on the stack and appended at once.
+#[inline(always)]
+fn put_groups(out: &mut Vec<u8>, n: usize, group: impl Fn(u32) -> u8) {
+    let mut buf = [0u8; 10];
+    for (i, b) in buf[..n].iter_mut().enumerate() {
+        *b = group(7 * (n - 1 - i) as u32);
+    }
+    buf[n - 1] |= 0x80;
+    out.extend_from_slice(&buf[..n]);
 }
 
 /// Appends a signed stop-bit integer in the fewest bytes that keep the sign bit right.
 #[inline]
 pub(crate) fn put_i64(out: &mut Vec<u8>, v: i64) {
+    if (-64..64).contains(&v) {
+        out.push((v as u8 & 0x7f) | 0x80);
+        return;
+    }
     let magnitude = if v < 0 { !v } else { v } as u64;
     let bits = 64 - magnitude.leading_zeros() + 1;
-    let n = bits.div_ceil(7);
-    for i in (0..n).rev() {
-        out.push(((v >> (7 * i)) & 0x7f) as u8);
-    }
-    *out.last_mut().expect("n >= 1") |= 0x80;
+    // Arithmetic shifts: the top group of a negative value is filled with sign bits.
+    put_groups(out, bits.div_ceil(7) as usize, |shift| {
+        ((v >> shift) & 0x7f) as u8
+    });
 }
 
 pub(crate) fn put_nullable_u64(out: &mut Vec<u8>, v: Option<u64>) {
