@@ -236,6 +236,19 @@ impl<'a> Reader<'a> {
     }
 
     fn pmap_long(&mut self, start: usize) -> Result<Pmap, Box<CodecError>> {
+        // Up to 8 bytes from one word load: the groups concatenated, first byte on top.
+        if let Some((groups, n)) = self.word_entity(start) {
+            if self.strict && groups & 0x7f == 0 {
+                return err(ErrorKind::OverlongPresenceMap, start);
+            }
+            self.pos = start + n;
+            return Ok(Pmap {
+                bits: groups << (64 - 7 * n as u32),
+                taken: 0,
+                start,
+                len: n as u32,
+            });
+        }
         let bytes = self.entity()?;
         let mut bits = 0u64;
         for (i, &b) in bytes.iter().take(9).enumerate() {

@@ -441,7 +441,7 @@ fn read_int<const SIGNED: bool, const OPT: bool>(r: &mut Reader, a: &Operand) ->
 /// An ASCII string into `out`; false for NULL. Strings of up to 8 bytes that need no
 /// preamble handling are found with one word load; the rest take the general reader.
 #[inline(always)]
-fn read_ascii(r: &mut Reader, nullable: bool, out: &mut Vec<u8>) -> Res<bool> {
+pub(crate) fn read_ascii(r: &mut Reader, nullable: bool, out: &mut Vec<u8>) -> Res<bool> {
     if let Some(chunk) = r.buf.get(r.pos..r.pos + 8) {
         let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
         let stops = w & 0x8080_8080_8080_8080;

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 mod fast;
+pub(crate) use fast::read_ascii;
 mod generic;
 #[cfg(test)]
 mod tests;
