@@ -77,6 +77,26 @@ pub enum CorruptMode {
 }
 
 impl FaultArgs {
+    /// The same options as command-line arguments (for `demo` to pass on to `multicast`).
+    pub fn to_args(&self) -> Vec<String> {
+        let mode = self
+            .corrupt_mode
+            .to_possible_value()
+            .expect("no skipped variants");
+        [
+            ("--drop", self.drop.to_string()),
+            ("--duplicate", self.duplicate.to_string()),
+            ("--reorder", self.reorder.to_string()),
+            ("--corrupt", self.corrupt.to_string()),
+            ("--corrupt-mode", mode.get_name().to_string()),
+            ("--keep-header", self.keep_header.to_string()),
+            ("--seed", self.seed.to_string()),
+        ]
+        .into_iter()
+        .flat_map(|(flag, value)| [flag.to_string(), value])
+        .collect()
+    }
+
     pub fn config(&self) -> FaultConfig {
         FaultConfig {
             drop: self.drop,
