@@ -172,9 +172,10 @@ impl DecodingPublisher {
     /// Handles one packet: a 4-byte sequence header then FAST messages. Returns whether the
     /// Done message has been seen, in this packet or an earlier one.
     ///
-    /// A packet is published whole or not at all. The packet is the unit of sequencing: a
-    /// rejected packet is a loss to recover like a missing one, and its recovered copy would
-    /// publish again whatever records of it had gone out before the error.
+    /// A packet is published whole or not at all, so everything reconciles on packets: the
+    /// records published are exactly those of the decoded packets, and a rejected packet is
+    /// lost like a missing one instead of half delivered. Its sequence number counts as
+    /// received, though: a later copy of it is a duplicate.
     pub fn on_packet(&mut self, packet: &[u8]) -> Result<bool, BusError> {
         let now = Instant::now();
         self.first_packet.get_or_insert(now);
