@@ -261,17 +261,20 @@ impl DecodingPublisher {
     /// Publishes the records of a decoded packet, taking echoes in between so their round
     /// trip is not inflated by the rest of the packet.
     fn publish_pending(&mut self) -> Result<(), BusError> {
-        if self.pubs.is_none() {
+        let Some(pubs) = self.pubs.as_mut() else {
             return Ok(());
-        }
-        for i in 0..self.pending.len() {
-            let r = self.pending[i];
+        };
+        for r in &self.pending {
             let t = Instant::now();
-            self.pubs.as_mut().expect("checked").publish(&r)?;
+            pubs.publish(r)?;
             self.publish.record(t.elapsed().as_nanos() as u64);
-            self.counters.records += 1;
-            self.poll_echoes()?;
+            take_echoes(
+                &self.echo_rx,
+                &mut self.round_trip,
+                &mut self.counters.echoes,
+            )?;
         }
+        self.counters.records += self.pending.len() as u64;
         Ok(())
     }
 
@@ -284,13 +287,11 @@ impl DecodingPublisher {
 
     /// Takes queued echoes and records their round trip.
     pub fn poll_echoes(&mut self) -> Result<(), BusError> {
-        if let Some(rx) = &self.echo_rx {
-            while let Some(e) = rx.try_recv()? {
-                self.round_trip.record(now_ns().saturating_sub(e.sent_ns));
-                self.counters.echoes += 1;
-            }
-        }
-        Ok(())
+        take_echoes(
+            &self.echo_rx,
+            &mut self.round_trip,
+            &mut self.counters.echoes,
+        )
     }
 
     /// Sends the Done token and, with echo on, collects echoes until every record came
@@ -338,4 +339,19 @@ impl DecodingPublisher {
     pub fn missing_ranges(&self) -> Vec<(u64, u64)> {
         self.tracker.missing_ranges().collect()
     }
+}
+
+/// Takes queued echoes, recording each round trip in `stage` and counting it.
+fn take_echoes(
+    rx: &Option<EchoSubscriber>,
+    stage: &mut Stage,
+    echoes: &mut u64,
+) -> Result<(), BusError> {
+    if let Some(rx) = rx {
+        while let Some(e) = rx.try_recv()? {
+            stage.record(now_ns().saturating_sub(e.sent_ns));
+            *echoes += 1;
+        }
+    }
+    Ok(())
 }
