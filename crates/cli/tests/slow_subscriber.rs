@@ -13,7 +13,9 @@ use serde_json::Value;
 /// More than a subscriber queue holds (4,096 per record type): about 7,500 per type.
 const MESSAGES: usize = 30_000;
 const MAX_PACKET: usize = 256;
-const STALL: Duration = Duration::from_secs(4);
+/// Long beside the run itself (under a second, a few on a busy machine), so that every
+/// other process has ended while the stuck one is still stuck.
+const STALL: Duration = Duration::from_secs(8);
 const GROUP: &str = "239.255.43.2:24302";
 
 fn subscriber(feed: &str, json: &std::path::Path, extra: &[String]) -> Proc {
@@ -72,19 +74,24 @@ fn a_stuck_subscriber_stalls_no_one_and_counts_what_it_missed() {
          {normal_end:?}, stuck subscriber {stuck_end:?}; stuck: received {}, missed {}",
         stuck["received"], stuck["missed"]
     );
-    // Nobody waited for the stuck subscriber: the publisher took the packets as fast as
-    // they came and ended, and so did the other subscriber, while it was still stuck.
+    // Nobody waited for the stuck subscriber. The publisher took the packets in a fraction
+    // of the stall, and ended soon after the multicaster: its linger (100 ms) and its wait
+    // for echoes to stop (500 ms), the rest slack for a busy machine. The other subscriber
+    // ended too, both while the stuck one was still stuck.
     let took =
         Duration::from_secs_f64(publisher["first_to_last_packet_ms"].as_f64().unwrap() / 1e3);
     assert!(
-        took <= cast_end + Duration::from_millis(250),
-        "{took:?} for packets sent in {cast_end:?}"
+        took < STALL / 4,
+        "the publisher took {took:?} over the packets"
     );
-    // Ending takes the publisher its linger (100 ms) and its wait for echoes to stop
-    // (500 ms); the rest is slack for a busy machine. The stuck one is stuck for 4 s.
-    let bound = (cast_end + Duration::from_millis(1500)).min(STALL);
-    assert!(pub_end < bound, "publisher ended after {pub_end:?}");
-    assert!(normal_end < bound, "subscriber ended after {normal_end:?}");
+    assert!(
+        pub_end < cast_end + Duration::from_secs(3),
+        "the publisher ended {pub_end:?} after the start, the multicaster {cast_end:?}"
+    );
+    assert!(
+        pub_end < STALL && normal_end < STALL,
+        "{pub_end:?}, {normal_end:?}"
+    );
     assert!(
         stuck_end > STALL,
         "the stuck subscriber ended after {stuck_end:?}"
