@@ -2,37 +2,9 @@
 //! publisher, multicaster), sends real multicast over loopback and real shared memory; the
 //! subscriber's records must be exactly those the generated file decodes to.
 
-use std::path::Path;
+mod common;
+
 use std::process::Command;
-
-use fastfeed_codec::Decoder;
-use fastfeed_packet::len32le_packets;
-use fastfeed_records::{Converter, Record};
-
-/// The records a correct pipeline delivers: the file decoded here, in process.
-fn expected(file: &Path, templates_xml: &str) -> Vec<String> {
-    let ts = fastfeed_codec::parse_templates(templates_xml).unwrap();
-    let mut dec = Decoder::new(ts.clone());
-    let mut conv = Converter::new(&ts);
-    let mut out = Vec::new();
-    let mut records = Vec::new();
-    let data = std::fs::read(file).unwrap();
-    for p in len32le_packets(&data) {
-        let p = p.unwrap().bytes;
-        dec.reset();
-        let mut pos = 4;
-        while pos < p.len() {
-            pos += conv.decode(&mut dec, &p[pos..], &mut records).unwrap();
-            out.extend(
-                records
-                    .iter()
-                    .filter(|r| !matches!(r, Record::Done))
-                    .map(|r| format!("{r:?}")),
-            );
-        }
-    }
-    out
-}
 
 /// One demo at a time: two at once on a 2-core machine would measure the machine, not us.
 static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
@@ -72,17 +44,12 @@ fn run_demo(data: &str, port: u16, templates_xml: &str) {
     assert!(stdout.contains("Done seen"), "{stdout}");
     assert!(stdout.contains("gaps 0 (0 packets"), "{stdout}");
     assert!(stdout.contains("missed 0,"), "{stdout}");
-    let mut want = expected(&dir.join(format!("{data}30000.dat")), templates_xml);
-    let mut got: Vec<String> = std::fs::read_to_string(&dump)
-        .unwrap()
-        .lines()
-        .map(str::to_owned)
-        .collect();
+    // The records a correct pipeline delivers: the file decoded here, in process.
+    let packets = common::packets(&dir.join(format!("{data}30000.dat")), templates_xml);
+    let want = common::dump_lines(packets.iter().flat_map(|p| &p.records));
+    let got = common::read_dump(&dump);
     assert!(want.len() >= 30_000, "{} records expected", want.len());
     assert_eq!(got.len(), want.len(), "record count");
-    // The subscriber drains one record type after another, so compare as multisets.
-    want.sort();
-    got.sort();
     assert!(
         got == want,
         "the subscriber's records differ from the file's"

@@ -16,7 +16,7 @@ pub enum SeqOutcome {
     Late,
     /// Already seen (or in a gap given up on): drop it.
     Duplicate,
-    /// Older than the first packet seen: nothing is known of it, drop it.
+    /// Older than the first packet (seen, or expected): nothing is known of it, drop it.
     Stale,
 }
 
@@ -68,6 +68,15 @@ impl SequenceTracker {
             max_ranges: max_ranges.max(1),
             counters: SeqCounters::default(),
         }
+    }
+
+    /// Expects `first` as the first packet: a packet before it is stale, and a later first
+    /// arrival opens a gap from `first`. Without this the first packet seen starts the
+    /// sequence, so losing the very first packets, or having them overtaken, goes unseen.
+    pub fn starting_at(mut self, first: u64) -> Self {
+        self.first = first;
+        self.next = Some(first);
+        self
     }
 
     pub fn counters(&self) -> SeqCounters {
@@ -173,6 +182,18 @@ mod tests {
             ),
             (8, 4, 1, 3, 1, 3, 2)
         );
+    }
+
+    #[test]
+    fn a_known_first_packet_makes_early_losses_gaps() {
+        let mut t = SequenceTracker::default().starting_at(1);
+        assert_eq!(t.on_packet(3), SeqOutcome::Gap { from: 1, to: 2 });
+        assert_eq!(t.on_packet(1), SeqOutcome::Late);
+        assert_eq!(t.on_packet(0), SeqOutcome::Stale);
+        assert_eq!(t.missing_ranges().collect::<Vec<_>>(), [(2, 2)]);
+        let mut u = SequenceTracker::default().starting_at(1);
+        assert_eq!(u.on_packet(1), SeqOutcome::InOrder);
+        assert_eq!(u.expected(), Some(2));
     }
 
     #[test]

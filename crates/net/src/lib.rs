@@ -3,7 +3,7 @@
 mod fault;
 mod mcast;
 
-pub use fault::{FaultConfig, FaultCounts, FaultInjector};
+pub use fault::{Corruption, Fate, FaultConfig, FaultCounts, FaultInjector};
 pub use mcast::{
     loopback_multicast_works, McastReceiver, McastSender, LOOPBACK_HINT, RECV_BUFFER_REQUEST,
 };

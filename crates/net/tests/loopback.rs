@@ -99,7 +99,7 @@ fn faults_reach_the_receiver() {
         drop: 0.02,
         duplicate: 0.02,
         reorder: 0.02,
-        corrupt: 0.0,
+        ..FaultConfig::default()
     };
     let mut inj = FaultInjector::new(config, 5).unwrap();
     let planned = inj.apply(input.iter().map(|d| d.as_slice()));

@@ -7,8 +7,10 @@ mod publisher;
 mod subscriber;
 
 pub use ports::{RecordPublishers, RecordSubscribers};
-pub use publisher::{DecodingPublisher, PublisherCounters, PublisherOptions};
-pub use subscriber::{RecordSubscriber, SubscriberReport};
+pub use publisher::{
+    DecodingPublisher, PublisherCounters, PublisherOptions, Rejection, MAX_ERRORS_KEPT,
+};
+pub use subscriber::{RecordSubscriber, SubscriberReport, TypeReport};
 
 /// Bytes of packet header before the FAST messages: a little-endian u32 packet sequence.
 pub const PACKET_HEADER_LEN: usize = 4;

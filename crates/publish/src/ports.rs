@@ -1,8 +1,8 @@
 //! One bus port per record type, so callers handle a [`Record`] without matching on types.
 
 use fastfeed_bus::{
-    Bus, BusError, Control, ControlPublisher, Envelope, Publisher, Record as BusRecord, Securities,
-    Subscriber,
+    Bus, BusError, Control, ControlPublisher, Counters, Envelope, Publisher, Record as BusRecord,
+    Securities, Subscriber,
 };
 use fastfeed_records::{Change, MarketData, New, Quote, QuoteRequest, Record, Remove};
 
@@ -138,7 +138,24 @@ impl RecordSubscribers {
         seen
     }
 
-    /// (received, filtered out, missed) over all types.
+    /// Per record type: its name, its type tag and what its subscriber counted.
+    pub fn per_type(&self) -> Vec<(&'static str, u32, Counters)> {
+        let mut v = Vec::new();
+        macro_rules! push {
+            ($f:ident, $t:ty) => {
+                v.push((
+                    <$t as BusRecord>::TYPE_NAME,
+                    <$t>::type_tag(),
+                    self.$f.counters(),
+                ));
+            };
+        }
+        for_each_type!(push);
+        v
+    }
+
+    /// (received, filtered out, missed) over all types. Called in the receive loop, so it
+    /// sums in place rather than through [`Self::per_type`].
     pub fn totals(&self) -> (u64, u64, u64) {
         let mut t = (0, 0, 0);
         macro_rules! add {

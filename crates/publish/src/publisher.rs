@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use fastfeed_bus::{
     now_ns, Bus, BusError, Control, ControlPublisher, ControlSubscriber, EchoSubscriber,
 };
-use fastfeed_codec::{Decoder, Handler, Templates};
+use fastfeed_codec::{CodecError, Decoder, Handler, Templates};
 use fastfeed_feed::{SeqCounters, SeqOutcome, SequenceTracker};
 use fastfeed_records::{Converter, Record};
 use fastfeed_stats::Stage;
@@ -19,21 +19,47 @@ pub struct PublisherOptions {
     pub empty_builder: bool,
     /// Expect subscribers to echo every record back, and measure the round trip.
     pub echo: bool,
+    /// The packet sequence number the feed starts at, when known (the simulator's is 1):
+    /// then losing the first packets is a gap too. `None`: the first packet seen starts it.
+    pub first_seq: Option<u64>,
 }
 
-/// What happened to the packets and messages, reconciled: received = accepted +
-/// duplicates + stale; accepted = decoded + rejected.
+/// What happened to the packets and messages, reconciled: datagrams = `packets.received` +
+/// `packets_short`; received = accepted + duplicates + stale; accepted = decoded + rejected.
 #[derive(Debug, Clone, Default)]
 pub struct PublisherCounters {
     pub packets: SeqCounters,
+    /// Datagrams too short to hold a packet sequence number: not in `packets`.
+    pub packets_short: u64,
     pub packets_decoded: u64,
     pub packets_rejected: u64,
-    /// The first few decode errors, for the report.
-    pub errors: Vec<String>,
+    /// Why packets were rejected, the first [`MAX_ERRORS_KEPT`] of them.
+    pub errors: Vec<Rejection>,
+    /// Messages of the decoded packets.
     pub messages: u64,
     pub records: u64,
     pub echoes: u64,
     pub done: bool,
+}
+
+/// A packet that did not decode: which one, where, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Rejection {
+    /// Its packet sequence number.
+    pub packet: u64,
+    /// The byte offset in the packet, header included.
+    pub byte: usize,
+    pub error: CodecError,
+}
+
+impl std::fmt::Display for Rejection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "packet {} byte {}: {}",
+            self.packet, self.byte, self.error
+        )
+    }
 }
 
 pub struct DecodingPublisher {
@@ -45,7 +71,10 @@ pub struct DecodingPublisher {
     control_tx: ControlPublisher,
     control_rx: ControlSubscriber,
     echo_rx: Option<EchoSubscriber>,
+    /// The records of the last message decoded.
     records: Vec<Record>,
+    /// The records of the packet being decoded, published once all of it decoded.
+    pending: Vec<Record>,
     pub counters: PublisherCounters,
     pub decode: Stage,
     pub publish: Stage,
@@ -55,9 +84,19 @@ pub struct DecodingPublisher {
     last_packet: Option<Instant>,
 }
 
-const MAX_ERRORS_KEPT: usize = 20;
+/// Rejections kept for the report; more are only counted.
+pub const MAX_ERRORS_KEPT: usize = 1024;
+/// How long `finish` waits for more echoes once they stopped coming.
+const ECHO_QUIET: Duration = Duration::from_millis(500);
 /// The Done message's template id in the simulator's template sets.
 const DONE_TEMPLATE_ID: u32 = 99;
+
+/// What a fully decoded packet held.
+#[derive(Debug, Default)]
+struct PacketOutcome {
+    messages: u64,
+    done: bool,
+}
 
 /// The empty builder: keeps only the template id, to see the Done message.
 struct LastTemplate(u32);
@@ -82,7 +121,10 @@ impl DecodingPublisher {
         Ok(DecodingPublisher {
             converter: Converter::new(&templates),
             decoder: Decoder::new(templates),
-            tracker: SequenceTracker::default(),
+            tracker: match opts.first_seq {
+                Some(first) => SequenceTracker::default().starting_at(first),
+                None => SequenceTracker::default(),
+            },
             pubs: if opts.empty_builder {
                 None
             } else {
@@ -96,6 +138,7 @@ impl DecodingPublisher {
                 None
             },
             records: Vec::with_capacity(64),
+            pending: Vec::with_capacity(256),
             counters: PublisherCounters::default(),
             decode: Stage::new(decode_name),
             publish: Stage::new("publish /record"),
@@ -127,93 +170,151 @@ impl DecodingPublisher {
     }
 
     /// Handles one packet: a 4-byte sequence header then FAST messages. Returns whether the
-    /// Done message was in it.
+    /// Done message has been seen, in this packet or an earlier one.
+    ///
+    /// A packet is published whole or not at all, so everything reconciles on packets: the
+    /// records published are exactly those of the decoded packets, and a rejected packet is
+    /// lost like a missing one instead of half delivered. Its sequence number counts as
+    /// received, though: a later copy of it is a duplicate.
     pub fn on_packet(&mut self, packet: &[u8]) -> Result<bool, BusError> {
         let now = Instant::now();
         self.first_packet.get_or_insert(now);
         self.last_packet = Some(now);
+        let Some(seq) = self.check_sequence(packet) else {
+            return Ok(self.counters.done);
+        };
+        match self.decode_packet(packet) {
+            Ok(outcome) => {
+                self.publish_pending()?;
+                self.counters.packets_decoded += 1;
+                self.counters.messages += outcome.messages;
+                self.counters.done |= outcome.done;
+            }
+            Err(error) => self.reject(Rejection {
+                packet: seq,
+                byte: error.offset,
+                error,
+            }),
+        }
+        self.poll_echoes()?;
+        Ok(self.counters.done)
+    }
+
+    /// The packet's sequence number if the packet is to be decoded: long enough to carry
+    /// one, neither a duplicate nor stale.
+    fn check_sequence(&mut self, packet: &[u8]) -> Option<u64> {
         let Some(header) = packet.get(..PACKET_HEADER_LEN) else {
-            self.reject("packet shorter than its header".into());
-            return Ok(false);
+            self.counters.packets_short += 1;
+            return None;
         };
         let seq = u32::from_le_bytes(header.try_into().expect("4 bytes")) as u64;
         let outcome = self.tracker.on_packet(seq);
         self.counters.packets = self.tracker.counters();
-        if !outcome.accept() {
-            return Ok(false);
-        }
         if let SeqOutcome::Gap { from, to } = outcome {
             eprintln!("gap: packets {from}..={to} missing");
         }
+        outcome.accept().then_some(seq)
+    }
+
+    /// Decodes every message of the packet, with the dictionaries reset, into `pending`.
+    /// The error's offset is made relative to the packet start.
+    fn decode_packet(&mut self, packet: &[u8]) -> Result<PacketOutcome, CodecError> {
         self.decoder.reset();
+        self.pending.clear();
+        let mut outcome = PacketOutcome::default();
         let mut pos = PACKET_HEADER_LEN;
         while pos < packet.len() {
             let t0 = Instant::now();
-            let r = if self.opts.empty_builder {
-                let mut t = LastTemplate(0);
-                let r = self.decoder.decode(&packet[pos..], &mut t);
-                self.counters.done |= t.0 == DONE_TEMPLATE_ID;
-                r
-            } else {
-                self.converter
-                    .decode(&mut self.decoder, &packet[pos..], &mut self.records)
-            };
-            let n = match r {
-                Ok(n) => n,
-                Err(e) => {
-                    self.reject(format!("packet {seq} byte {}: {e}", pos + e.offset));
-                    return Ok(false);
-                }
-            };
+            let (n, done) = self.decode_message(&packet[pos..]).map_err(|mut e| {
+                e.offset += pos;
+                e
+            })?;
             self.decode.record(t0.elapsed().as_nanos() as u64);
-            self.counters.messages += 1;
+            outcome.messages += 1;
+            outcome.done |= done;
             pos += n;
-            if let Some(pubs) = self.pubs.as_mut() {
-                for r in &self.records {
-                    if matches!(r, Record::Done) {
-                        continue;
-                    }
-                    let t = Instant::now();
-                    pubs.publish(r)?;
-                    self.publish.record(t.elapsed().as_nanos() as u64);
-                    self.counters.records += 1;
-                }
-            }
-            self.poll_echoes()?;
         }
-        self.counters.packets_decoded += 1;
-        self.counters.done |= self.converter.done();
-        Ok(self.counters.done)
+        Ok(outcome)
     }
 
-    fn reject(&mut self, msg: String) {
+    /// Decodes one message, appending its records to `pending`; returns the bytes used and
+    /// whether it was the Done message.
+    fn decode_message(&mut self, buf: &[u8]) -> Result<(usize, bool), CodecError> {
+        if self.opts.empty_builder {
+            let mut t = LastTemplate(0);
+            let n = self.decoder.decode(buf, &mut t)?;
+            return Ok((n, t.0 == DONE_TEMPLATE_ID));
+        }
+        let n = self
+            .converter
+            .decode(&mut self.decoder, buf, &mut self.records)?;
+        let mut done = false;
+        for r in &self.records {
+            match r {
+                Record::Done => done = true,
+                r => self.pending.push(*r),
+            }
+        }
+        Ok((n, done))
+    }
+
+    /// Publishes the records of a decoded packet, taking echoes in between so their round
+    /// trip is not inflated by the rest of the packet.
+    fn publish_pending(&mut self) -> Result<(), BusError> {
+        let Some(pubs) = self.pubs.as_mut() else {
+            return Ok(());
+        };
+        for r in &self.pending {
+            let t = Instant::now();
+            pubs.publish(r)?;
+            self.publish.record(t.elapsed().as_nanos() as u64);
+            take_echoes(
+                &self.echo_rx,
+                &mut self.round_trip,
+                &mut self.counters.echoes,
+            )?;
+        }
+        self.counters.records += self.pending.len() as u64;
+        Ok(())
+    }
+
+    fn reject(&mut self, rejection: Rejection) {
         self.counters.packets_rejected += 1;
         if self.counters.errors.len() < MAX_ERRORS_KEPT {
-            self.counters.errors.push(msg);
+            self.counters.errors.push(rejection);
         }
     }
 
     /// Takes queued echoes and records their round trip.
     pub fn poll_echoes(&mut self) -> Result<(), BusError> {
-        if let Some(rx) = &self.echo_rx {
-            while let Some(e) = rx.try_recv()? {
-                self.round_trip.record(now_ns().saturating_sub(e.sent_ns));
-                self.counters.echoes += 1;
-            }
-        }
-        Ok(())
+        take_echoes(
+            &self.echo_rx,
+            &mut self.round_trip,
+            &mut self.counters.echoes,
+        )
     }
 
     /// Sends the Done token and, with echo on, collects echoes until every record came
-    /// back from each subscriber or `timeout` passes.
+    /// back from each subscriber, no echo came for a while, or `timeout` passes. A
+    /// subscriber that is stuck, or lost records to its full queue, never echoes them all:
+    /// waiting for it would hold the publisher for as long as it is stuck.
     pub fn finish(&mut self, timeout: Duration) -> Result<(), BusError> {
         if let Some(pubs) = &self.pubs {
             pubs.send_done(&self.control_tx, std::process::id())?;
         }
         let want = self.counters.records * self.subscribers.len().max(1) as u64;
         let deadline = Instant::now() + timeout;
-        while self.opts.echo && self.counters.echoes < want && Instant::now() < deadline {
+        let mut last_echo = Instant::now();
+        while self.opts.echo
+            && self.counters.echoes < want
+            && Instant::now() < deadline
+            && last_echo.elapsed() < ECHO_QUIET
+        {
+            let before = self.counters.echoes;
             self.poll_echoes()?;
+            if self.counters.echoes > before {
+                last_echo = Instant::now();
+            }
             std::thread::yield_now();
         }
         Ok(())
@@ -238,4 +339,19 @@ impl DecodingPublisher {
     pub fn missing_ranges(&self) -> Vec<(u64, u64)> {
         self.tracker.missing_ranges().collect()
     }
+}
+
+/// Takes queued echoes, recording each round trip in `stage` and counting it.
+fn take_echoes(
+    rx: &Option<EchoSubscriber>,
+    stage: &mut Stage,
+    echoes: &mut u64,
+) -> Result<(), BusError> {
+    if let Some(rx) = rx {
+        while let Some(e) = rx.try_recv()? {
+            stage.record(now_ns().saturating_sub(e.sent_ns));
+            *echoes += 1;
+        }
+    }
+    Ok(())
 }

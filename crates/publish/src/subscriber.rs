@@ -14,8 +14,8 @@ use crate::RecordSubscribers;
 
 #[derive(Debug, Clone, Default)]
 pub struct SubscriberReport {
-    /// Records received per type name.
-    pub per_type: Vec<(&'static str, u64)>,
+    /// Per record type, by type name.
+    pub per_type: Vec<TypeReport>,
     pub received: u64,
     pub filtered_out: u64,
     /// Samples lost to a full queue (the publisher never waits for a slow subscriber).
@@ -24,6 +24,19 @@ pub struct SubscriberReport {
     pub done_seen: bool,
     /// Done seen and every record announced by it accounted for.
     pub complete: bool,
+}
+
+/// One record type's part of a [`SubscriberReport`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TypeReport {
+    pub type_name: &'static str,
+    pub received: u64,
+    pub filtered_out: u64,
+    /// Lost to a full queue, those before the first record read included.
+    pub missed: u64,
+    /// Records of this type published, as the publisher's Done token announced, if it
+    /// came. When the report is complete, received + filtered out + missed = published.
+    pub published: Option<u64>,
 }
 
 pub struct RecordSubscriber {
@@ -58,7 +71,6 @@ impl RecordSubscriber {
         mut on_record: impl FnMut(&Record),
     ) -> Result<SubscriberReport, BusError> {
         let mut report = SubscriberReport::default();
-        let mut counts = std::collections::HashMap::<&'static str, u64>::new();
         let mut done: Vec<(u32, u64)> = Vec::new();
         let mut last_activity = Instant::now();
         let mut last_hello: Option<Instant> = None;
@@ -67,7 +79,6 @@ impl RecordSubscriber {
             let id = self.id;
             let mut send_err = None;
             let n = self.subs.drain(|r, type_tag, seq, sent_ns| {
-                *counts.entry(r.type_name()).or_default() += 1;
                 on_record(&r);
                 if let Some(tx) = echo_tx {
                     match tx.send(Echo {
@@ -136,9 +147,25 @@ impl RecordSubscriber {
         report.received = received;
         report.filtered_out = filtered;
         report.missed = missed;
-        let mut per_type: Vec<_> = counts.into_iter().collect();
-        per_type.sort();
-        report.per_type = per_type;
+        report.per_type = self.per_type(&done);
         Ok(report)
+    }
+
+    /// Each type's counters, with what the Done token (`(type tag, last seq)`) announced.
+    fn per_type(&self, done: &[(u32, u64)]) -> Vec<TypeReport> {
+        let mut v: Vec<TypeReport> = self
+            .subs
+            .per_type()
+            .into_iter()
+            .map(|(type_name, tag, c)| TypeReport {
+                type_name,
+                received: c.received,
+                filtered_out: c.filtered_out,
+                missed: c.missed + c.missed_at_start,
+                published: done.iter().find(|(t, _)| *t == tag).map(|&(_, n)| n),
+            })
+            .collect();
+        v.sort_by_key(|t| t.type_name);
+        v
     }
 }

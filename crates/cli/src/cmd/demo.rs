@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 
 use super::generate::{DataSet, GenerateArgs};
+use super::multicast::FaultArgs;
 
 #[derive(Args, Clone)]
 pub struct DemoArgs {
@@ -36,6 +37,12 @@ pub struct DemoArgs {
     /// Write the publisher's percentile distributions (HdrHistogram text) here.
     #[arg(long)]
     pub histogram: Option<PathBuf>,
+    /// Write publisher.json and subscriber.json, every counter of the reports, here.
+    #[arg(long, value_name = "DIR")]
+    pub report_json: Option<PathBuf>,
+    /// Faults for the multicaster to inject.
+    #[command(flatten)]
+    pub faults: FaultArgs,
 }
 
 fn spawn(args: &[String], stdout: Stdio) -> Result<Child> {
@@ -79,6 +86,10 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
 
     let feed = format!("demo{}", std::process::id());
     let group = a.group.to_string();
+    if let Some(d) = &a.report_json {
+        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    }
+    let json_in = |name: &str| a.report_json.as_ref().map(|d| d.join(name));
     let mut sub_args = strings(&[
         "subscribe",
         "--feed",
@@ -87,8 +98,14 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         "--idle-timeout",
         "20",
     ]);
-    if let Some(d) = &a.dump {
-        sub_args.extend(["--dump".to_string(), d.display().to_string()]);
+    let sub_files = [
+        ("--dump", a.dump.clone()),
+        ("--report-json", json_in("subscriber.json")),
+    ];
+    for (flag, path) in sub_files {
+        if let Some(p) = path {
+            sub_args.extend([flag.to_string(), p.display().to_string()]);
+        }
     }
     let mut subscriber = spawn(&sub_args, Stdio::piped())?;
     let mut pub_args = strings(&[
@@ -103,7 +120,12 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         "--idle-timeout",
         "20",
     ]);
-    for (flag, path) in [("--plot", &a.plot), ("--histogram", &a.histogram)] {
+    let pub_files = [
+        ("--plot", a.plot.clone()),
+        ("--histogram", a.histogram.clone()),
+        ("--report-json", json_in("publisher.json")),
+    ];
+    for (flag, path) in pub_files {
         if let Some(p) = path {
             pub_args.extend([flag.to_string(), p.display().to_string()]);
         }
@@ -118,19 +140,18 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         bail!("the publisher did not start (said {line:?})");
     }
     eprintln!("multicasting {} to {group}", file.display());
-    let mut caster = spawn(
-        &strings(&[
-            "multicast",
-            "-f",
-            &file.display().to_string(),
-            "-g",
-            &group,
-            "-s",
-            &a.sleep_us.to_string(),
-            "-q",
-        ]),
-        Stdio::inherit(),
-    )?;
+    let mut cast_args = strings(&[
+        "multicast",
+        "-f",
+        &file.display().to_string(),
+        "-g",
+        &group,
+        "-s",
+        &a.sleep_us.to_string(),
+        "-q",
+    ]);
+    cast_args.extend(a.faults.to_args());
+    let mut caster = spawn(&cast_args, Stdio::inherit())?;
     let cast_ok = caster.wait()?.success();
     let mut report = String::new();
     pub_out.read_to_string(&mut report)?;

@@ -5,5 +5,6 @@ pub mod encode;
 pub mod generate;
 pub mod multicast;
 pub mod publish;
+pub mod report;
 pub mod subscribe;
 pub mod templates;

@@ -8,8 +8,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use clap::Args;
-use fastfeed_net::{FaultConfig, FaultInjector, McastSender};
+use clap::{Args, ValueEnum};
+use fastfeed_net::{Corruption, FaultConfig, FaultInjector, McastSender};
 use fastfeed_packet::len32le_packets;
 
 use crate::input;
@@ -43,16 +43,74 @@ pub struct MulticastArgs {
 /// Fault injection: rates in [0, 1], repeatable with a seed.
 #[derive(Args, Clone, Default)]
 pub struct FaultArgs {
+    /// Share of packets not sent.
     #[arg(long, default_value_t = 0.0)]
     pub drop: f64,
+    /// Share of packets sent twice in a row.
     #[arg(long, default_value_t = 0.0)]
     pub duplicate: f64,
+    /// Share of packets held back and sent after the next one.
     #[arg(long, default_value_t = 0.0)]
     pub reorder: f64,
+    /// Share of packets damaged (see --corrupt-mode).
     #[arg(long, default_value_t = 0.0)]
     pub corrupt: f64,
+    /// tear: zero the packet from a random offset past --keep-header to its end, which a
+    /// FAST decoder always detects (zero bytes carry no stop bit, so the input ends inside
+    /// a field). flip: XOR one random byte, which FAST often decodes into silently wrong
+    /// values, since it has no checksum.
+    #[arg(long, value_enum, default_value = "tear")]
+    pub corrupt_mode: CorruptMode,
+    /// Bytes at the start of each packet a tear leaves intact (the 4-byte packet sequence
+    /// number of `fastfeed generate`'s packets).
+    #[arg(long, default_value_t = 4)]
+    pub keep_header: usize,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum CorruptMode {
+    #[default]
+    Tear,
+    Flip,
+}
+
+impl FaultArgs {
+    /// The same options as command-line arguments (for `demo` to pass on to `multicast`).
+    pub fn to_args(&self) -> Vec<String> {
+        let mode = self
+            .corrupt_mode
+            .to_possible_value()
+            .expect("no skipped variants");
+        [
+            ("--drop", self.drop.to_string()),
+            ("--duplicate", self.duplicate.to_string()),
+            ("--reorder", self.reorder.to_string()),
+            ("--corrupt", self.corrupt.to_string()),
+            ("--corrupt-mode", mode.get_name().to_string()),
+            ("--keep-header", self.keep_header.to_string()),
+            ("--seed", self.seed.to_string()),
+        ]
+        .into_iter()
+        .flat_map(|(flag, value)| [flag.to_string(), value])
+        .collect()
+    }
+
+    pub fn config(&self) -> FaultConfig {
+        FaultConfig {
+            drop: self.drop,
+            duplicate: self.duplicate,
+            reorder: self.reorder,
+            corrupt: self.corrupt,
+            corruption: match self.corrupt_mode {
+                CorruptMode::Tear => Corruption::Tear {
+                    keep: self.keep_header,
+                },
+                CorruptMode::Flip => Corruption::Flip,
+            },
+        }
+    }
 }
 
 pub fn run(a: MulticastArgs) -> Result<ExitCode> {
@@ -60,16 +118,7 @@ pub fn run(a: MulticastArgs) -> Result<ExitCode> {
     let packets: Vec<&[u8]> = len32le_packets(&data)
         .map(|p| p.map(|p| p.bytes))
         .collect::<Result<_, _>>()?;
-    let f = &a.faults;
-    let mut injector = FaultInjector::new(
-        FaultConfig {
-            drop: f.drop,
-            duplicate: f.duplicate,
-            reorder: f.reorder,
-            corrupt: f.corrupt,
-        },
-        f.seed,
-    )?;
+    let mut injector = FaultInjector::new(a.faults.config(), a.faults.seed)?;
     let datagrams = injector.apply(packets.iter().copied());
     let sender = McastSender::new(a.group, a.interface, a.ttl, true)
         .context("opening the multicast sender")?;

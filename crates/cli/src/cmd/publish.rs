@@ -45,12 +45,36 @@ pub struct PublishArgs {
     /// Give up when no packet came for this many seconds (no Done seen).
     #[arg(long, default_value_t = 30)]
     pub idle_timeout: u64,
+    /// The packet sequence number the feed starts at (`fastfeed generate` starts at 1), so
+    /// losing the first packets is a gap too; "any": the first packet seen starts it.
+    #[arg(long, default_value = "1", value_parser = first_seq)]
+    pub first_seq: FirstSeq,
+    /// After the Done message, keep taking packets until none came for this many
+    /// milliseconds: packets overtaken by the Done message, or duplicates of it, still count.
+    #[arg(long, default_value_t = 100)]
+    pub linger_ms: u64,
+    /// Write every counter of the report to this file as JSON.
+    #[arg(long)]
+    pub report_json: Option<PathBuf>,
     /// Write the percentile distributions (HdrHistogram text form) here.
     #[arg(long)]
     pub histogram: Option<PathBuf>,
     /// Draw the percentile distributions into this PNG file.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+}
+
+/// `--first-seq`: a number, or "any".
+#[derive(Clone, Copy, Debug)]
+pub struct FirstSeq(Option<u64>);
+
+fn first_seq(s: &str) -> Result<FirstSeq, String> {
+    if s == "any" {
+        return Ok(FirstSeq(None));
+    }
+    s.parse()
+        .map(|n| FirstSeq(Some(n)))
+        .map_err(|_| format!("expected a packet sequence number or \"any\", not {s:?}"))
 }
 
 pub fn run(a: PublishArgs) -> Result<ExitCode> {
@@ -62,54 +86,30 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
     let opts = PublisherOptions {
         empty_builder: a.empty_builder,
         echo: !a.no_echo && !a.empty_builder,
+        first_seq: a.first_seq.0,
     };
     let mut p = DecodingPublisher::new(&bus, templates, opts)?;
     if a.wait_subscribers > 0 {
         let n = p.wait_for_subscribers(a.wait_subscribers, Duration::from_secs(30))?;
         eprintln!("{n} subscriber(s) ready");
     }
-    let idle = Duration::from_secs(a.idle_timeout);
     match &a.file {
         Some(f) => {
             let data = input::bytes(f)?;
             announce_ready()?;
+            // The whole file, even past the Done message, as lingering on the network would.
             for packet in len32le_packets(&data) {
-                if p.on_packet(packet?.bytes)? {
-                    break;
-                }
+                p.on_packet(packet?.bytes)?;
             }
         }
-        None => {
-            let rx = McastReceiver::new(a.group, a.interface)
-                .with_context(|| format!("joining {}", a.group))?;
-            rx.set_nonblocking(true)?;
-            announce_ready()?;
-            let mut buf = vec![0u8; 65536];
-            let mut last = Instant::now();
-            loop {
-                match rx.recv(&mut buf) {
-                    Ok(n) => {
-                        last = Instant::now();
-                        if p.on_packet(&buf[..n])? {
-                            break;
-                        }
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        p.poll_echoes()?;
-                        if last.elapsed() > idle {
-                            eprintln!("no packet for {} s and no Done: stopping", a.idle_timeout);
-                            break;
-                        }
-                        std::thread::yield_now();
-                    }
-                    Err(e) => return Err(e).context("receiving"),
-                }
-            }
-        }
+        None => receive(&mut p, &a)?,
     }
     let elapsed = p.elapsed();
     p.finish(Duration::from_secs(5))?;
     print!("{}", report(&p, elapsed));
+    if let Some(path) = &a.report_json {
+        super::report::write(path, &super::report::publisher(&p, elapsed))?;
+    }
     if let Some(h) = &a.histogram {
         let mut f =
             std::fs::File::create(h).with_context(|| format!("creating {}", h.display()))?;
@@ -132,6 +132,39 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
     })
 }
 
+/// Takes packets from the multicast group until the Done message and then quiet for the
+/// linger time, or until no packet came for the idle timeout.
+fn receive(p: &mut DecodingPublisher, a: &PublishArgs) -> Result<()> {
+    let rx =
+        McastReceiver::new(a.group, a.interface).with_context(|| format!("joining {}", a.group))?;
+    rx.set_nonblocking(true)?;
+    announce_ready()?;
+    let idle = Duration::from_secs(a.idle_timeout);
+    let linger = Duration::from_millis(a.linger_ms);
+    let mut buf = vec![0u8; 65536];
+    let mut last = Instant::now();
+    loop {
+        match rx.recv(&mut buf) {
+            Ok(n) => {
+                last = Instant::now();
+                p.on_packet(&buf[..n])?;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                p.poll_echoes()?;
+                if p.counters.done && last.elapsed() >= linger {
+                    return Ok(());
+                }
+                if last.elapsed() > idle {
+                    eprintln!("no packet for {} s and no Done: stopping", a.idle_timeout);
+                    return Ok(());
+                }
+                std::thread::yield_now();
+            }
+            Err(e) => return Err(e).context("receiving"),
+        }
+    }
+}
+
 /// Tells a supervising process (the demo) that the receiver is open.
 fn announce_ready() -> Result<()> {
     let mut out = std::io::stdout().lock();
@@ -139,6 +172,9 @@ fn announce_ready() -> Result<()> {
     out.flush()?;
     Ok(())
 }
+
+/// Rejected packets named in the text report (the JSON report has more).
+const ERRORS_SHOWN: usize = 20;
 
 fn report(p: &DecodingPublisher, elapsed: Duration) -> String {
     let c = &p.counters;
@@ -150,6 +186,13 @@ fn report(p: &DecodingPublisher, elapsed: Duration) -> String {
         "packets: received {}, accepted {}, decoded {}, rejected {}",
         s.received, s.accepted, c.packets_decoded, c.packets_rejected
     );
+    if c.packets_short > 0 {
+        let _ = writeln!(
+            out,
+            "  {} datagrams too short for a packet sequence number",
+            c.packets_short
+        );
+    }
     let _ = writeln!(
         out,
         "packet sequence: gaps {} ({} packets, {} late, {} still missing), duplicates {}, stale {}",
@@ -158,8 +201,12 @@ fn report(p: &DecodingPublisher, elapsed: Duration) -> String {
     for (a, b) in p.missing_ranges().iter().take(10) {
         let _ = writeln!(out, "  missing packets {a}..={b}");
     }
-    for e in &c.errors {
+    for e in c.errors.iter().take(ERRORS_SHOWN) {
         let _ = writeln!(out, "  rejected: {e}");
+    }
+    let more = c.packets_rejected.saturating_sub(ERRORS_SHOWN as u64);
+    if more > 0 {
+        let _ = writeln!(out, "  and {more} more rejected packets");
     }
     let published: Vec<String> = p
         .published()

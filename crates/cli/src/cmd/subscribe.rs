@@ -32,6 +32,14 @@ pub struct SubscribeArgs {
     /// Stop after this many seconds without traffic if no Done came.
     #[arg(long, default_value_t = 30)]
     pub idle_timeout: u64,
+    /// After the first record, stop reading for this many milliseconds: a stuck consumer.
+    /// The publisher and other subscribers go on; the records overwritten in this one's
+    /// full queues are counted as missed.
+    #[arg(long, default_value_t = 0)]
+    pub stall_ms: u64,
+    /// Write every counter of the report to this file as JSON.
+    #[arg(long)]
+    pub report_json: Option<PathBuf>,
 }
 
 fn securities(s: &str) -> Result<Securities> {
@@ -62,7 +70,11 @@ pub fn run(a: SubscribeArgs) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut io_err = None;
+    let mut stall = (a.stall_ms > 0).then(|| Duration::from_millis(a.stall_ms));
     let report = sub.run(Duration::from_secs(a.idle_timeout), |r| {
+        if let Some(pause) = stall.take() {
+            std::thread::sleep(pause);
+        }
         if a.dump.is_some() {
             kept.push(*r);
         }
@@ -84,10 +96,14 @@ pub fn run(a: SubscribeArgs) -> Result<ExitCode> {
         }
         d.flush()?;
     }
+    if let Some(path) = &a.report_json {
+        super::report::write(path, &super::report::subscriber(&report))?;
+    }
     let per_type: Vec<String> = report
         .per_type
         .iter()
-        .map(|(t, n)| format!("{t} {n}"))
+        .filter(|t| t.received > 0)
+        .map(|t| format!("{} {}", t.type_name, t.received))
         .collect();
     writeln!(
         out,

@@ -1,0 +1,89 @@
+//! `--report-json`: every counter of the publisher's and the subscriber's reports as JSON,
+//! for scripts and tests to check against what was sent.
+
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use fastfeed_publish::{DecodingPublisher, Rejection, SubscriberReport};
+use serde_json::{json, Map, Value};
+
+/// The publisher's counters. Reconciled: `packets.received = accepted + duplicates + stale`,
+/// `accepted = decoded + rejected`; `missing_ranges` are the packets never received.
+pub fn publisher(p: &DecodingPublisher, elapsed: Duration) -> Value {
+    let c = &p.counters;
+    let s = &c.packets;
+    let published: Map<String, Value> = p
+        .published()
+        .into_iter()
+        .map(|(t, n)| (t.to_string(), n.into()))
+        .collect();
+    json!({
+        "packets": {
+            "received": s.received,
+            "accepted": s.accepted,
+            "duplicates": s.duplicates,
+            "late": s.late,
+            "stale": s.stale,
+            "decoded": c.packets_decoded,
+            "rejected": c.packets_rejected,
+            "short": c.packets_short,
+            "gaps": s.gaps,
+            "gap_packets": s.gap_packets,
+            "missing": s.missing,
+            "given_up": s.given_up,
+        },
+        "missing_ranges": p.missing_ranges().iter().map(|&(a, b)| json!([a, b])).collect::<Vec<_>>(),
+        "rejected": c.errors.iter().map(rejection).collect::<Vec<_>>(),
+        "rejected_not_listed": c.packets_rejected - c.errors.len() as u64,
+        "messages": c.messages,
+        "records": c.records,
+        "published": published,
+        "echoes": c.echoes,
+        "done": c.done,
+        "first_to_last_packet_ms": elapsed.as_secs_f64() * 1e3,
+    })
+}
+
+fn rejection(r: &Rejection) -> Value {
+    json!({
+        "packet": r.packet,
+        "byte": r.byte,
+        "kind": format!("{:?}", r.error.kind),
+        "code": r.error.code().map(|c| c.to_string()),
+        "message": r.to_string(),
+    })
+}
+
+/// The subscriber's counters, per record type and in total. When `complete`, for each type
+/// `received + filtered_out + missed = published`.
+pub fn subscriber(r: &SubscriberReport) -> Value {
+    let per_type: Map<String, Value> = r
+        .per_type
+        .iter()
+        .map(|t| {
+            let v = json!({
+                "received": t.received,
+                "filtered_out": t.filtered_out,
+                "missed": t.missed,
+                "published": t.published,
+            });
+            (t.type_name.to_string(), v)
+        })
+        .collect();
+    json!({
+        "received": r.received,
+        "filtered_out": r.filtered_out,
+        "missed": r.missed,
+        "echoed": r.echoed,
+        "done_seen": r.done_seen,
+        "complete": r.complete,
+        "per_type": per_type,
+    })
+}
+
+pub fn write(path: &Path, report: &Value) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(report)?;
+    text.push('\n');
+    std::fs::write(path, text).with_context(|| format!("writing {}", path.display()))
+}
