@@ -77,7 +77,7 @@ pub fn serve_echo<R: Record>(
             last_hello = Some(Instant::now());
         }
         while let Some(c) = control_rx.try_recv()? {
-            if c.kind == Control::DONE && (c.type_tag == tag || c.type_tag == 0) {
+            if c.kind == Control::DONE && c.type_tag == tag {
                 done_seq = Some(c.count);
             }
         }

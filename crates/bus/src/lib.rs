@@ -122,7 +122,8 @@ pub struct Control {
 }
 
 impl Control {
-    /// The publisher finished; `count` = last seq published for `type_tag`.
+    /// The publisher finished; `count` = last seq published for `type_tag`. A last DONE
+    /// with `type_tag` 0 closes the token: every type's DONE came before it.
     pub const DONE: u32 = 1;
     /// A subscriber announces itself (sent after its data subscriber exists).
     pub const HELLO: u32 = 2;

@@ -26,7 +26,11 @@ impl Set {
     fn corpus(name: &'static str, xml: &str, data: &str, len32le: bool, limit: usize) -> Set {
         let xml = String::from_utf8(shared(xml)).unwrap();
         let bytes = shared(data);
-        let framing = if len32le { Framing::Len32Le } else { Framing::Raw };
+        let framing = if len32le {
+            Framing::Len32Le
+        } else {
+            Framing::Raw
+        };
         let packets = framing
             .packets(&bytes)
             .take(limit)

@@ -28,7 +28,11 @@ fn sizes() -> impl Iterator<Item = usize> {
 fn unsigned_buf() -> Vec<u8> {
     let mut b = Vec::new();
     for (i, n) in sizes().take(N).enumerate() {
-        groups(&mut b, (i as u64 * 2_654_435_761) & ((1u64 << (7 * n - 1)) - 1), n);
+        groups(
+            &mut b,
+            (i as u64 * 2_654_435_761) & ((1u64 << (7 * n - 1)) - 1),
+            n,
+        );
     }
     b
 }
@@ -104,7 +108,11 @@ fn bench(c: &mut Criterion) {
     let mut decimals = Vec::new();
     for (i, n) in sizes().take(N).enumerate() {
         decimals.push(0x80 | (0x7e - (i % 4) as u8));
-        groups(&mut decimals, (i as u64 * 7919) & ((1u64 << (7 * n.min(4) - 1)) - 1), n.min(4));
+        groups(
+            &mut decimals,
+            (i as u64 * 7919) & ((1u64 << (7 * n.min(4) - 1)) - 1),
+            n.min(4),
+        );
     }
     g.bench_function("decimal", |b| {
         b.iter(|| {

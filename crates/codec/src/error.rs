@@ -141,13 +141,6 @@ impl CodecError {
         self.kind.spec_code()
     }
 
-    pub(crate) fn in_field(mut self, name: &str) -> Self {
-        if self.field.is_none() {
-            self.field = Some(name.to_owned());
-        }
-        self
-    }
-
     pub(crate) fn in_template(mut self, name: &str) -> Self {
         if self.template.is_none() {
             self.template = Some(name.to_owned());

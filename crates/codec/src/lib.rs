@@ -74,9 +74,7 @@ pub mod primitives {
         nullable: bool,
         out: &mut Vec<u8>,
     ) -> Result<bool, CodecError> {
-        at(buf, pos, |r| {
-            crate::decode::read_ascii(r, nullable, out)
-        })
+        at(buf, pos, |r| crate::decode::read_ascii(r, nullable, out))
     }
 
     /// A decimal: exponent then mantissa, both stop-bit signed integers.

@@ -65,7 +65,8 @@ impl RecordPublishers {
         v
     }
 
-    /// The Done token: one DONE per type, carrying the last sequence number published.
+    /// The Done token: one DONE per type, carrying the last sequence number published, then
+    /// a closing DONE for type 0, so a subscriber knows it has every type's count.
     pub fn send_done(&self, control: &ControlPublisher, sender: u32) -> Result<(), BusError> {
         macro_rules! done {
             ($f:ident, $t:ty) => {
@@ -78,6 +79,12 @@ impl RecordPublishers {
             };
         }
         for_each_type!(done);
+        control.send(Control {
+            kind: Control::DONE,
+            sender,
+            type_tag: 0,
+            count: 0,
+        })?;
         Ok(())
     }
 }

@@ -100,9 +100,14 @@ impl RecordSubscriber {
             }
             while let Some(c) = self.control_rx.try_recv()? {
                 if c.kind == Control::DONE {
-                    done.retain(|(t, _)| *t != c.type_tag);
-                    done.push((c.type_tag, c.count));
-                    report.done_seen = true;
+                    // The per-type DONEs come first, each on its own; the closing one (type
+                    // 0) says they all came. Finishing before it could miss a type's count.
+                    if c.type_tag == 0 {
+                        report.done_seen = true;
+                    } else {
+                        done.retain(|(t, _)| *t != c.type_tag);
+                        done.push((c.type_tag, c.count));
+                    }
                     last_activity = Instant::now();
                 }
             }

@@ -5,30 +5,12 @@
 use std::sync::Arc;
 
 use super::{DecodeOptions, Decoder};
-use crate::template::{Code, Kind, Segment, Templates};
+use crate::template::{generic_copy, Templates};
 use crate::{parse_templates, ErrorKind, Message};
 
 fn shared(rel: &str) -> Vec<u8> {
     let path = format!("{}/../../../shared/{rel}", env!("CARGO_MANIFEST_DIR"));
     std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
-}
-
-fn all_generic(seg: &mut Segment) {
-    for i in &mut seg.instrs {
-        i.compiled.code = Code::Generic;
-        match &mut i.kind {
-            Kind::Sequence { body, .. } | Kind::Group(body) => all_generic(body),
-            _ => {}
-        }
-    }
-}
-
-fn generic_copy(ts: &Templates) -> Arc<Templates> {
-    let mut g = ts.clone();
-    for t in &mut g.list {
-        all_generic(&mut t.body);
-    }
-    Arc::new(g)
 }
 
 type Outcome = Vec<Result<(Message, usize), (ErrorKind, usize)>>;

@@ -208,3 +208,23 @@ fn scalar_code(s: &Scalar) -> Code {
         (FieldType::Unicode | FieldType::Bytes, _) => Generic,
     }
 }
+
+/// The templates with every dispatch code forced to `Generic`: what the specialised arms are
+/// tested against.
+#[cfg(test)]
+pub(crate) fn generic_copy(ts: &super::Templates) -> std::sync::Arc<super::Templates> {
+    fn all_generic(seg: &mut super::Segment) {
+        for i in &mut seg.instrs {
+            i.compiled.code = Code::Generic;
+            match &mut i.kind {
+                Kind::Sequence { body, .. } | Kind::Group(body) => all_generic(body),
+                _ => {}
+            }
+        }
+    }
+    let mut g = ts.clone();
+    for t in &mut g.list {
+        all_generic(&mut t.body);
+    }
+    std::sync::Arc::new(g)
+}

@@ -2,10 +2,14 @@
 //! reconstruct from the dictionary and leaves the field out wherever that is right, so the
 //! output is the shortest encoding the templates allow.
 
+mod fast;
+#[cfg(test)]
+mod tests;
+
 use std::sync::Arc;
 
 use crate::dictionary::{Dictionary, State};
-use crate::error::{CodecError, ErrorKind};
+use crate::error::{CodecError, ErrorKind, Locate};
 use crate::template::{FieldType, Initial, Instr, Kind, Op, Scalar, Segment, Templates};
 use crate::value::{Decimal, Message, Value};
 use crate::wire::{patch_pmap, put_ascii, put_i64, put_nullable_i64, put_nullable_u64, put_u64};
@@ -152,8 +156,15 @@ impl State_ {
             return fail(ErrorKind::TypeMismatch);
         }
         for (instr, v) in instrs.iter().zip(fields) {
-            self.instr(ts, instr, v.as_ref(), out)
-                .map_err(|e| e.in_field(&instr.name))?;
+            let c = &instr.compiled;
+            let r = match self.int_field(c.code, &c.a, v.as_ref(), out) {
+                Ok(true) => Ok(()),
+                Ok(false) => self.instr(ts, instr, v.as_ref(), out),
+                Err(e) => Err(e),
+            };
+            if let Err(e) = r {
+                return Err(e.in_field(&instr.name));
+            }
         }
         Ok(())
     }

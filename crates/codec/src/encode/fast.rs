@@ -1,0 +1,163 @@
+//! The encoder's specialised arms for integer fields, one per dispatch code, mirroring the
+//! decoder's: the general operator logic instantiated per (signedness, operator, presence).
+//! They must encode exactly as the general path does (`tests.rs` compares them).
+
+use super::{fail, Res, State_};
+use crate::dictionary::State;
+use crate::error::ErrorKind;
+use crate::template::{Code, Operand, CONSTANT, COPY, DEFAULT, DELTA, INCREMENT, NONE};
+use crate::value::Value;
+use crate::wire::{put_i64, put_nullable_i64, put_nullable_u64, put_u64};
+
+impl State_ {
+    /// Encodes an integer field through its specialised arm; false if `code` has none.
+    #[inline(always)]
+    pub(super) fn int_field(
+        &mut self,
+        code: Code,
+        a: &Operand,
+        v: Option<&Value>,
+        out: &mut Vec<u8>,
+    ) -> Res<bool> {
+        use Code::*;
+        match code {
+            UNoneM => self.int::<false, NONE, false>(a, v, out)?,
+            UNoneO => self.int::<false, NONE, true>(a, v, out)?,
+            UConstM => self.int::<false, CONSTANT, false>(a, v, out)?,
+            UConstO => self.int::<false, CONSTANT, true>(a, v, out)?,
+            UDefaultM => self.int::<false, DEFAULT, false>(a, v, out)?,
+            UDefaultO => self.int::<false, DEFAULT, true>(a, v, out)?,
+            UCopyM => self.int::<false, COPY, false>(a, v, out)?,
+            UCopyO => self.int::<false, COPY, true>(a, v, out)?,
+            UIncrM => self.int::<false, INCREMENT, false>(a, v, out)?,
+            UIncrO => self.int::<false, INCREMENT, true>(a, v, out)?,
+            UDeltaM => self.int::<false, DELTA, false>(a, v, out)?,
+            UDeltaO => self.int::<false, DELTA, true>(a, v, out)?,
+            INoneM => self.int::<true, NONE, false>(a, v, out)?,
+            INoneO => self.int::<true, NONE, true>(a, v, out)?,
+            IConstM => self.int::<true, CONSTANT, false>(a, v, out)?,
+            IConstO => self.int::<true, CONSTANT, true>(a, v, out)?,
+            IDefaultM => self.int::<true, DEFAULT, false>(a, v, out)?,
+            IDefaultO => self.int::<true, DEFAULT, true>(a, v, out)?,
+            ICopyM => self.int::<true, COPY, false>(a, v, out)?,
+            ICopyO => self.int::<true, COPY, true>(a, v, out)?,
+            IIncrM => self.int::<true, INCREMENT, false>(a, v, out)?,
+            IIncrO => self.int::<true, INCREMENT, true>(a, v, out)?,
+            IDeltaM => self.int::<true, DELTA, false>(a, v, out)?,
+            IDeltaO => self.int::<true, DELTA, true>(a, v, out)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// One integer field under operator `OP` (the mirror of the decoder's).
+    #[inline(always)]
+    fn int<const SIGNED: bool, const OP: u8, const OPT: bool>(
+        &mut self,
+        a: &Operand,
+        v: Option<&Value>,
+        out: &mut Vec<u8>,
+    ) -> Res<()> {
+        let v = match v {
+            None if OPT => None,
+            // A mandatory field needs a value, a mandatory constant included.
+            None => return fail(ErrorKind::MissingValue),
+            Some(v) => Some(bits::<SIGNED>(a, v)?),
+        };
+        let init = a.has_init.then_some(a.init);
+        match OP {
+            NONE => write::<SIGNED, OPT>(out, v),
+            CONSTANT => {
+                if v.is_some() && v != init {
+                    return fail(ErrorKind::ConstantMismatch);
+                }
+                if OPT {
+                    self.bits.push(v.is_some());
+                }
+            }
+            DEFAULT => {
+                let omit = v == init;
+                self.bits.push(!omit);
+                if !omit {
+                    write::<SIGNED, OPT>(out, v);
+                }
+            }
+            COPY | INCREMENT => {
+                let state = self.dict.state(a.slot);
+                // What the decoder makes of a 0 bit; None where it would be an error.
+                let implied = match state {
+                    State::Assigned => {
+                        let p = self.dict.slot(a.slot).int;
+                        Some(Some(if OP == INCREMENT { a.increment(p) } else { p }))
+                    }
+                    State::Undefined if init.is_some() => Some(init),
+                    State::Undefined | State::Empty => OPT.then_some(None),
+                };
+                let omit = implied == Some(v);
+                self.bits.push(!omit);
+                if !omit {
+                    write::<SIGNED, OPT>(out, v);
+                }
+                if !omit || state != State::Assigned || OP == INCREMENT {
+                    self.set_int(a.slot, v);
+                }
+            }
+            _ => {
+                // DELTA
+                let Some(n) = v else {
+                    out.push(0x80);
+                    return Ok(());
+                };
+                let base = match self.dict.state(a.slot) {
+                    State::Assigned => self.dict.slot(a.slot).int,
+                    State::Undefined => a.init,
+                    State::Empty => return fail(ErrorKind::EmptyPrevious),
+                };
+                let d = if SIGNED {
+                    (n as i64 as i128) - (base as i64 as i128)
+                } else {
+                    n as i128 - base as i128
+                };
+                let d = i64::try_from(d).or(fail(ErrorKind::DeltaOverflow))?;
+                if OPT {
+                    put_nullable_i64(out, Some(d));
+                } else {
+                    put_i64(out, d);
+                }
+                self.dict.set_int(a.slot, n);
+            }
+        }
+        Ok(())
+    }
+
+    fn set_int(&mut self, slot: u32, v: Option<u64>) {
+        match v {
+            Some(v) => self.dict.set_int(slot, v),
+            None => self.dict.set_empty(slot),
+        }
+    }
+}
+
+/// A message value as the field's integer bits, range-checked against its type.
+#[inline(always)]
+fn bits<const SIGNED: bool>(a: &Operand, v: &Value) -> Res<u64> {
+    let n: i128 = match v {
+        Value::UInt(u) => *u as i128,
+        Value::Int(i) => *i as i128,
+        _ => return fail(ErrorKind::TypeMismatch),
+    };
+    if n < a.lo as i128 || n > a.hi as i128 {
+        return fail(ErrorKind::IntegerOverflow);
+    }
+    Ok(if SIGNED { n as i64 as u64 } else { n as u64 })
+}
+
+#[inline(always)]
+fn write<const SIGNED: bool, const OPT: bool>(out: &mut Vec<u8>, v: Option<u64>) {
+    match (SIGNED, OPT) {
+        (true, true) => put_nullable_i64(out, v.map(|i| i as i64)),
+        (false, true) => put_nullable_u64(out, v),
+        (true, false) => put_i64(out, v.map_or(0, |i| i as i64)),
+        (false, false) => put_u64(out, v.unwrap_or(0)),
+    }
+}
