@@ -1,26 +1,29 @@
-//! The encoder's specialised arms for integer fields, one per dispatch code, mirroring the
-//! decoder's: the general operator logic instantiated per (signedness, operator, presence).
-//! They must encode exactly as the general path does (`tests.rs` compares them).
+//! The encoder's specialised arms for integers, ASCII strings and CME-style decimals, one
+//! per dispatch code, mirroring the decoder's: the general operator logic instantiated per
+//! (class, operator, presence). They must encode exactly as the general path does
+//! (`tests.rs` compares them).
 
 use super::{fail, Res, State_};
 use crate::dictionary::State;
 use crate::error::ErrorKind;
-use crate::template::{Code, Operand, CONSTANT, COPY, DEFAULT, DELTA, INCREMENT, NONE};
+use crate::template::{
+    Code, Initial, Instr, Kind, Operand, CONSTANT, COPY, DEFAULT, DELTA, INCREMENT, NONE,
+};
 use crate::value::Value;
-use crate::wire::{put_i64, put_nullable_i64, put_nullable_u64, put_u64};
+use crate::wire::{put_ascii, put_i64, put_nullable_i64, put_nullable_u64, put_u64};
 
 impl State_ {
-    /// Encodes an integer field through its specialised arm; false if `code` has none.
+    /// Encodes a field through its specialised arm; false if its code has none.
     #[inline(always)]
-    pub(super) fn int_field(
+    pub(super) fn specialised(
         &mut self,
-        code: Code,
-        a: &Operand,
+        instr: &Instr,
         v: Option<&Value>,
         out: &mut Vec<u8>,
     ) -> Res<bool> {
         use Code::*;
-        match code {
+        let a = &instr.compiled.a;
+        match instr.compiled.code {
             UNoneM => self.int::<false, NONE, false>(a, v, out)?,
             UNoneO => self.int::<false, NONE, true>(a, v, out)?,
             UConstM => self.int::<false, CONSTANT, false>(a, v, out)?,
@@ -45,6 +48,16 @@ impl State_ {
             IIncrO => self.int::<true, INCREMENT, true>(a, v, out)?,
             IDeltaM => self.int::<true, DELTA, false>(a, v, out)?,
             IDeltaO => self.int::<true, DELTA, true>(a, v, out)?,
+            ANoneM => self.ascii::<NONE, false>(instr, v, out)?,
+            ANoneO => self.ascii::<NONE, true>(instr, v, out)?,
+            AConstM => self.ascii::<CONSTANT, false>(instr, v, out)?,
+            AConstO => self.ascii::<CONSTANT, true>(instr, v, out)?,
+            ADefaultM => self.ascii::<DEFAULT, false>(instr, v, out)?,
+            ADefaultO => self.ascii::<DEFAULT, true>(instr, v, out)?,
+            ACopyM => self.ascii::<COPY, false>(instr, v, out)?,
+            ACopyO => self.ascii::<COPY, true>(instr, v, out)?,
+            SplitDefaultDeltaM => self.split_default_delta::<false>(instr, v, out)?,
+            SplitDefaultDeltaO => self.split_default_delta::<true>(instr, v, out)?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -118,7 +131,7 @@ impl State_ {
                 } else {
                     n as i128 - base as i128
                 };
-                let d = i64::try_from(d).or(fail(ErrorKind::DeltaOverflow))?;
+                let d = i64::try_from(d).or_else(|_| fail(ErrorKind::DeltaOverflow))?;
                 if OPT {
                     put_nullable_i64(out, Some(d));
                 } else {
@@ -126,6 +139,95 @@ impl State_ {
                 }
                 self.dict.set_int(a.slot, n);
             }
+        }
+        Ok(())
+    }
+
+    /// An ASCII string under none, constant, default or copy.
+    #[inline(always)]
+    fn ascii<const OP: u8, const OPT: bool>(
+        &mut self,
+        instr: &Instr,
+        v: Option<&Value>,
+        out: &mut Vec<u8>,
+    ) -> Res<()> {
+        let Kind::Scalar(s) = &instr.kind else {
+            return fail(ErrorKind::TypeMismatch);
+        };
+        let v: Option<&[u8]> = match v {
+            None if OPT => None,
+            None => return fail(ErrorKind::MissingValue),
+            Some(Value::Ascii(x) | Value::Unicode(x)) if x.is_ascii() => Some(x.as_bytes()),
+            Some(_) => return fail(ErrorKind::TypeMismatch),
+        };
+        let init = match &s.initial {
+            Some(Initial::Bytes(b)) => Some(&b[..]),
+            _ => None,
+        };
+        match OP {
+            NONE => put_ascii(out, v, OPT),
+            CONSTANT => {
+                if v.is_some() && v != init {
+                    return fail(ErrorKind::ConstantMismatch);
+                }
+                if OPT {
+                    self.bits.push(v.is_some());
+                }
+            }
+            DEFAULT => {
+                let omit = v == init;
+                self.bits.push(!omit);
+                if !omit {
+                    put_ascii(out, v, OPT);
+                }
+            }
+            _ => {
+                // COPY
+                let slot = instr.compiled.a.slot;
+                let state = self.dict.state(slot);
+                let omit = match state {
+                    State::Assigned => v == Some(&self.dict.slot(slot).bytes[..]),
+                    State::Undefined if init.is_some() => v == init,
+                    State::Undefined | State::Empty => OPT && v.is_none(),
+                };
+                self.bits.push(!omit);
+                if !omit {
+                    put_ascii(out, v, OPT);
+                }
+                if !omit || state != State::Assigned {
+                    match v {
+                        Some(b) => self.dict.set_bytes(slot, b),
+                        None => self.dict.set_empty(slot),
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A decimal with a default exponent and a delta mantissa.
+    #[inline(always)]
+    fn split_default_delta<const OPT: bool>(
+        &mut self,
+        instr: &Instr,
+        v: Option<&Value>,
+        out: &mut Vec<u8>,
+    ) -> Res<()> {
+        let c = &instr.compiled;
+        let d = match v {
+            None => None,
+            Some(Value::Decimal(d)) => Some(*d),
+            Some(_) => return fail(ErrorKind::TypeMismatch),
+        };
+        if let Some(d) = d {
+            if !(-63..=63).contains(&d.exponent) {
+                return fail(ErrorKind::ExponentRange(d.exponent as i64));
+            }
+        }
+        let exponent = d.map(|d| Value::Int(d.exponent as i64));
+        self.int::<true, DEFAULT, OPT>(&c.a, exponent.as_ref(), out)?;
+        if let Some(d) = d {
+            self.int::<true, DELTA, false>(&c.b, Some(&Value::Int(d.mantissa)), out)?;
         }
         Ok(())
     }

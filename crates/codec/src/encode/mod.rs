@@ -156,8 +156,7 @@ impl State_ {
             return fail(ErrorKind::TypeMismatch);
         }
         for (instr, v) in instrs.iter().zip(fields) {
-            let c = &instr.compiled;
-            let r = match self.int_field(c.code, &c.a, v.as_ref(), out) {
+            let r = match self.specialised(instr, v.as_ref(), out) {
                 Ok(true) => Ok(()),
                 Ok(false) => self.instr(ts, instr, v.as_ref(), out),
                 Err(e) => Err(e),
@@ -388,7 +387,7 @@ impl State_ {
                 } else {
                     (b as i128, n as i128)
                 };
-                let d = i64::try_from(n - b).or(fail(ErrorKind::DeltaOverflow))?;
+                let d = i64::try_from(n - b).or_else(|_| fail(ErrorKind::DeltaOverflow))?;
                 put_len(out, d);
             }
             (Sv::Dec(b), Sv::Dec(n)) => {

@@ -61,12 +61,32 @@ fn mismatched_values_fail_alike() {
     let fast = parse_templates(xml).unwrap();
     let generic = generic_copy(&fast);
     let cases = [
-        [Some(Value::UInt(300)), Some(Value::Int(1)), Some(Value::UInt(3))],
-        [Some(Value::Int(-1)), Some(Value::Int(1)), Some(Value::UInt(3))],
+        [
+            Some(Value::UInt(300)),
+            Some(Value::Int(1)),
+            Some(Value::UInt(3)),
+        ],
+        [
+            Some(Value::Int(-1)),
+            Some(Value::Int(1)),
+            Some(Value::UInt(3)),
+        ],
         [Some(Value::UInt(1)), None, Some(Value::UInt(3))],
-        [Some(Value::UInt(1)), Some(Value::Int(1)), Some(Value::UInt(4))],
-        [Some(Value::Ascii("x".into())), Some(Value::Int(1)), Some(Value::UInt(3))],
-        [Some(Value::UInt(1)), Some(Value::Int(-5)), Some(Value::UInt(3))],
+        [
+            Some(Value::UInt(1)),
+            Some(Value::Int(1)),
+            Some(Value::UInt(4)),
+        ],
+        [
+            Some(Value::Ascii("x".into())),
+            Some(Value::Int(1)),
+            Some(Value::UInt(3)),
+        ],
+        [
+            Some(Value::UInt(1)),
+            Some(Value::Int(-5)),
+            Some(Value::UInt(3)),
+        ],
     ];
     for fields in cases {
         let m = Message {
@@ -74,8 +94,12 @@ fn mismatched_values_fail_alike() {
             fields: fields.to_vec(),
         };
         let (mut x, mut y) = (Vec::new(), Vec::new());
-        let a = Encoder::new(fast.clone()).encode(&m, &mut x).map_err(|e| e.kind);
-        let b = Encoder::new(generic.clone()).encode(&m, &mut y).map_err(|e| e.kind);
+        let a = Encoder::new(fast.clone())
+            .encode(&m, &mut x)
+            .map_err(|e| e.kind);
+        let b = Encoder::new(generic.clone())
+            .encode(&m, &mut y)
+            .map_err(|e| e.kind);
         assert_eq!(a, b, "{m:?}");
         assert_eq!(x, y);
     }
