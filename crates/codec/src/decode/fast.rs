@@ -16,10 +16,12 @@ use crate::value::Decimal;
 use crate::wire::{Pmap, Reader};
 
 impl State_ {
-    /// Decodes one instruction through its specialised arm.
+    /// Decodes one instruction through the arm of `code` (its own, or `Generic`).
     #[inline(always)]
+    #[allow(clippy::too_many_arguments)]
     pub(super) fn dispatch<H: Handler>(
         &mut self,
+        code: Code,
         ts: &Templates,
         r: &mut Reader,
         instr: &Instr,
@@ -64,7 +66,7 @@ impl State_ {
                 self.emit_string(instr, s, s.ty, src, at, h)?;
             }};
         }
-        match instr.compiled.code {
+        match code {
             Generic => return self.instr(ts, r, instr, pmap, h, depth),
             UNoneM => uint!(NONE, false),
             UNoneO => uint!(NONE, true),

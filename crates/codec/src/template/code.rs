@@ -17,6 +17,7 @@ pub(crate) const DELTA: u8 = 5;
 /// optional unsigned integer under copy. `Generic` takes the general path, which handles
 /// every instruction; the others are the combinations real templates use most.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
 pub(crate) enum Code {
     Generic,
     UNoneM,
@@ -71,6 +72,65 @@ pub(crate) enum Code {
     ADeltaO,
     /// A sequence whose length field has no operator and is mandatory.
     SequencePlain,
+}
+
+impl Code {
+    /// Every code, in declaration order: `ALL[c as usize] == c`.
+    pub const ALL: [Code; 50] = {
+        use Code::*;
+        [
+            Generic,
+            UNoneM,
+            UNoneO,
+            UConstM,
+            UConstO,
+            UDefaultM,
+            UDefaultO,
+            UCopyM,
+            UCopyO,
+            UIncrM,
+            UIncrO,
+            UDeltaM,
+            UDeltaO,
+            INoneM,
+            INoneO,
+            IConstM,
+            IConstO,
+            IDefaultM,
+            IDefaultO,
+            ICopyM,
+            ICopyO,
+            IIncrM,
+            IIncrO,
+            IDeltaM,
+            IDeltaO,
+            DNoneM,
+            DNoneO,
+            DConstM,
+            DConstO,
+            DDefaultM,
+            DDefaultO,
+            DCopyM,
+            DCopyO,
+            DDeltaM,
+            DDeltaO,
+            SplitDefaultDeltaM,
+            SplitDefaultDeltaO,
+            ANoneM,
+            ANoneO,
+            AConstM,
+            AConstO,
+            ADefaultM,
+            ADefaultO,
+            ACopyM,
+            ACopyO,
+            ATailM,
+            ATailO,
+            ADeltaM,
+            ADeltaO,
+            SequencePlain,
+        ]
+    };
 }
 
 /// The flat parameters of one dictionary-backed value.
@@ -211,6 +271,14 @@ fn scalar_code(s: &Scalar) -> Code {
 
 /// The templates with every dispatch code forced to `Generic`: what the specialised arms are
 /// tested against.
+#[cfg(test)]
+#[test]
+fn all_lists_every_code_in_order() {
+    for (i, c) in Code::ALL.iter().enumerate() {
+        assert_eq!(*c as usize, i);
+    }
+}
+
 #[cfg(test)]
 pub(crate) fn generic_copy(ts: &super::Templates) -> std::sync::Arc<super::Templates> {
     fn all_generic(seg: &mut super::Segment) {

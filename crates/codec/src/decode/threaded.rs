@@ -1,0 +1,102 @@
+//! Threaded dispatch: each field's arm is its own function and ends by calling the next
+//! field's arm through a table. Every arm thus has an indirect call of its own, which the
+//! branch predictor learns per predecessor (what follows a copied SecurityID, say), where
+//! one shared `match` jump mispredicts whenever the field order branches. A chain runs at
+//! most `CHAIN` fields before returning to the loop, so the stack stays bounded even where
+//! the compiler does not turn the calls into jumps (debug builds).
+
+use std::marker::PhantomData;
+
+use super::{Res, State_};
+use crate::error::Locate;
+use crate::handler::Handler;
+use crate::template::{Code, Instr, Templates};
+use crate::wire::{Pmap, Reader};
+
+/// Fields decoded per chain of calls.
+const CHAIN: usize = 32;
+
+/// What the arms of one segment share.
+pub(super) struct Run<'s, 'b, H> {
+    pub ts: &'s Templates,
+    pub r: &'s mut Reader<'b>,
+    pub instrs: &'s [Instr],
+    pub pmap: &'s mut Pmap,
+    pub h: &'s mut H,
+    pub depth: u32,
+    /// The field being decoded, for the error's location.
+    cur: usize,
+    /// Where this chain stops.
+    end: usize,
+}
+
+type Step<H> = for<'s, 'b> fn(&mut State_, &mut Run<'s, 'b, H>, usize) -> Res<()>;
+
+struct Table<H>(PhantomData<H>);
+
+macro_rules! table {
+    ($($c:literal)*) => {
+        impl<H: Handler> Table<H> {
+            const STEPS: [Step<H>; 50] = [$(step::<H, $c>),*];
+        }
+    };
+}
+table!(0 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31
+       32 33 34 35 36 37 38 39 40 41 42 43 44 45 46 47 48 49);
+
+/// The arm for code `C`, then on to the next field.
+fn step<H: Handler, const C: u8>(st: &mut State_, run: &mut Run<'_, '_, H>, i: usize) -> Res<()> {
+    run.cur = i;
+    let instr = &run.instrs[i];
+    st.dispatch(
+        Code::ALL[C as usize],
+        run.ts,
+        run.r,
+        instr,
+        run.pmap,
+        run.h,
+        run.depth,
+    )?;
+    next(st, run, i + 1)
+}
+
+#[inline(always)]
+fn next<H: Handler>(st: &mut State_, run: &mut Run<'_, '_, H>, i: usize) -> Res<()> {
+    if i >= run.end {
+        return Ok(());
+    }
+    Table::<H>::STEPS[run.instrs[i].compiled.code as usize](st, run, i)
+}
+
+impl State_ {
+    /// Decodes the instructions of one segment.
+    pub(super) fn run_segment<H: Handler>(
+        &mut self,
+        ts: &Templates,
+        r: &mut Reader,
+        instrs: &[Instr],
+        pmap: &mut Pmap,
+        h: &mut H,
+        depth: u32,
+    ) -> Res<()> {
+        let mut run = Run {
+            ts,
+            r,
+            instrs,
+            pmap,
+            h,
+            depth,
+            cur: 0,
+            end: 0,
+        };
+        let mut start = 0;
+        while start < instrs.len() {
+            run.end = (start + CHAIN).min(instrs.len());
+            if let Err(e) = next(self, &mut run, start) {
+                return Err(e.in_field(&instrs[run.cur].name));
+            }
+            start = run.end;
+        }
+        Ok(())
+    }
+}
