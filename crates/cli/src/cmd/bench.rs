@@ -30,6 +30,12 @@ pub struct BenchArgs {
     /// packets must be independent: dictionaries reset per packet, or one channel per thread).
     #[arg(long, default_value_t = 1)]
     pub threads: usize,
+    /// Encode only: decode this many packets into messages, time their encoding, and go on
+    /// to the next window, so the messages are fresh in cache as a transcoder's would be.
+    /// 0 decodes the whole file first: then encoding also waits on memory, walking tens of
+    /// megabytes of message trees.
+    #[arg(long, default_value_t = 0)]
+    pub window: usize,
     pub input: PathBuf,
 }
 
@@ -57,6 +63,25 @@ struct Work<'a> {
 }
 
 impl Work<'_> {
+    /// The packets decoded into owned messages, packet by packet.
+    fn messages(&self, dec: &mut Decoder, packets: &[&[u8]]) -> Result<Vec<Vec<Message>>> {
+        let mut b = MessageBuilder::new();
+        let mut out = Vec::with_capacity(packets.len());
+        for p in packets {
+            if self.reset {
+                dec.reset();
+            }
+            let mut msgs = Vec::new();
+            let mut pos = self.skip.min(p.len());
+            while pos < p.len() {
+                pos += dec.decode(&p[pos..], &mut b)?;
+                msgs.extend(b.take());
+            }
+            out.push(msgs);
+        }
+        Ok(out)
+    }
+
     /// Decodes a share of the packets with `h`; returns messages decoded.
     fn decode<H: Handler>(&self, dec: &mut Decoder, packets: &[&[u8]], h: &mut H) -> Result<u64> {
         let mut n = 0;
@@ -106,7 +131,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     let threads = a.threads.max(1);
     let times = match a.what {
         What::Decode => time_decode(&w, threads, a.passes.max(1), counter.messages)?,
-        What::Encode => time_encode(&w, threads, a.passes.max(1))?,
+        What::Encode => time_encode(&w, threads, a.passes.max(1), a.window)?,
     };
     report(&times, counter.messages, counter.entries, bytes, threads);
     Ok(ExitCode::SUCCESS)
@@ -119,18 +144,21 @@ fn shares<T>(items: &[T], n: usize) -> Vec<&[T]> {
 
 fn time_decode(w: &Work, threads: usize, passes: usize, expect: u64) -> Result<Vec<f64>> {
     let parts = shares(&w.packets, threads);
-    let mut decoders: Vec<Decoder> = parts
-        .iter()
-        .map(|_| Decoder::new(w.templates.clone()))
-        .collect();
     let mut times = Vec::new();
     for _ in 0..passes {
         let start = Instant::now();
         let total: u64 = std::thread::scope(|s| {
             let handles: Vec<_> = parts
                 .iter()
-                .zip(decoders.iter_mut())
-                .map(|(part, dec)| s.spawn(move || w.decode(dec, part, &mut ())))
+                .map(|part| {
+                    s.spawn(move || {
+                        // Each thread makes its own decoder: decoders side by side in one
+                        // allocation would share cache lines, and their writes would
+                        // bounce those lines between the cores.
+                        let mut dec = Decoder::new(w.templates.clone());
+                        w.decode(&mut dec, part, &mut ())
+                    })
+                })
                 .collect();
             handles
                 .into_iter()
@@ -145,53 +173,65 @@ fn time_decode(w: &Work, threads: usize, passes: usize, expect: u64) -> Result<V
     Ok(times)
 }
 
-fn time_encode(w: &Work, threads: usize, passes: usize) -> Result<Vec<f64>> {
-    // Decode once into owned messages, per packet, then time only the encoding.
-    let mut dec = Decoder::new(w.templates.clone());
-    let mut b = MessageBuilder::new();
-    let mut per_packet: Vec<Vec<Message>> = Vec::with_capacity(w.packets.len());
-    for p in &w.packets {
-        if w.reset {
-            dec.reset();
-        }
-        let mut msgs = Vec::new();
-        let mut pos = w.skip.min(p.len());
-        while pos < p.len() {
-            pos += dec.decode(&p[pos..], &mut b)?;
-            msgs.extend(b.take());
-        }
-        per_packet.push(msgs);
-    }
-    let parts = shares(&per_packet, threads);
+fn time_encode(w: &Work, threads: usize, passes: usize, window: usize) -> Result<Vec<f64>> {
+    let parts = shares(&w.packets, threads);
+    let window = if window == 0 { usize::MAX } else { window };
+    // With the whole file as one window, decode it once, outside the passes.
+    let whole: Option<Vec<Vec<Vec<Message>>>> = (window == usize::MAX)
+        .then(|| {
+            parts
+                .iter()
+                .map(|part| w.messages(&mut Decoder::new(w.templates.clone()), part))
+                .collect::<Result<_>>()
+        })
+        .transpose()?;
     let mut times = Vec::new();
     for _ in 0..passes {
-        let start = Instant::now();
-        std::thread::scope(|s| -> Result<()> {
+        let per_thread: Vec<f64> = std::thread::scope(|s| -> Result<Vec<f64>> {
             let handles: Vec<_> = parts
                 .iter()
-                .map(|part| {
-                    s.spawn(move || -> Result<()> {
+                .enumerate()
+                .map(|(i, part)| {
+                    let whole = whole.as_ref().map(|v| &v[i]);
+                    s.spawn(move || -> Result<f64> {
                         let mut enc = Encoder::new(w.templates.clone());
+                        let mut dec = Decoder::new(w.templates.clone());
                         let mut out = Vec::with_capacity(1 << 16);
-                        for msgs in *part {
-                            if w.reset {
-                                enc.reset();
+                        let mut spent = 0.0;
+                        for chunk in part.chunks(window.min(part.len()).max(1)) {
+                            let fresh;
+                            let msgs = match whole {
+                                Some(all) => all,
+                                None => {
+                                    fresh = w.messages(&mut dec, chunk)?;
+                                    &fresh
+                                }
+                            };
+                            let start = Instant::now();
+                            for packet in msgs {
+                                if w.reset {
+                                    enc.reset();
+                                }
+                                out.clear();
+                                for m in packet {
+                                    enc.encode(m, &mut out)?;
+                                }
                             }
-                            out.clear();
-                            for m in msgs {
-                                enc.encode(m, &mut out)?;
+                            spent += start.elapsed().as_secs_f64();
+                            if whole.is_some() {
+                                break;
                             }
                         }
-                        Ok(())
+                        Ok(spent)
                     })
                 })
                 .collect();
-            for h in handles {
-                h.join().expect("encode thread")?;
-            }
-            Ok(())
+            handles
+                .into_iter()
+                .map(|h| h.join().expect("encode thread"))
+                .collect()
         })?;
-        times.push(start.elapsed().as_secs_f64());
+        times.push(per_thread.into_iter().fold(0.0, f64::max));
     }
     Ok(times)
 }

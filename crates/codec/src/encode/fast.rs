@@ -243,15 +243,20 @@ impl State_ {
 /// A message value as the field's integer bits, range-checked against its type.
 #[inline(always)]
 fn bits<const SIGNED: bool>(a: &Operand, v: &Value) -> Res<u64> {
-    let n: i128 = match v {
-        Value::UInt(u) => *u as i128,
-        Value::Int(i) => *i as i128,
+    let fits = match *v {
+        Value::UInt(u) => u <= a.hi,
+        Value::Int(i) if SIGNED => i >= a.lo && i <= a.hi as i64,
+        Value::Int(i) => i >= 0 && i as u64 <= a.hi,
         _ => return fail(ErrorKind::TypeMismatch),
     };
-    if n < a.lo as i128 || n > a.hi as i128 {
+    if !fits {
         return fail(ErrorKind::IntegerOverflow);
     }
-    Ok(if SIGNED { n as i64 as u64 } else { n as u64 })
+    Ok(match *v {
+        Value::UInt(u) => u,
+        Value::Int(i) => i as u64,
+        _ => 0,
+    })
 }
 
 #[inline(always)]
