@@ -3,7 +3,7 @@
 //! on them away. They must decode exactly as the general path does; the conformance and
 //! corpus tests run through both, and `tests.rs` compares them message by message.
 
-use super::generic::read_string;
+use super::generic::{add_decimal_delta, read_string};
 use super::{fail, Res, State_};
 use crate::dictionary::State;
 use crate::error::ErrorKind;
@@ -357,15 +357,9 @@ impl State_ {
                     State::Undefined => init.unwrap_or(Decimal::new(0, 0)),
                     State::Empty => return fail(ErrorKind::EmptyPrevious, at),
                 };
-                let e = base.exponent as i64 + de;
-                if !(-63..=63).contains(&e) {
-                    return fail(ErrorKind::ExponentRange(e), at);
-                }
-                let Some(m) = base.mantissa.checked_add(dm) else {
-                    return fail(ErrorKind::MantissaRange, at);
-                };
-                self.dict.set_decimal(a.slot, e as i32, m);
-                Ok(Some(Decimal::new(e as i32, m)))
+                let d = add_decimal_delta(base, de, dm, at)?;
+                self.dict.set_decimal(a.slot, d.exponent, d.mantissa);
+                Ok(Some(d))
             }
         }
     }
@@ -463,7 +457,7 @@ pub(crate) fn read_ascii(r: &mut Reader, nullable: bool, out: &mut Vec<u8>) -> R
 }
 
 #[inline(always)]
-fn read_decimal<const OPT: bool>(r: &mut Reader) -> Res<Option<Decimal>> {
+pub(super) fn read_decimal<const OPT: bool>(r: &mut Reader) -> Res<Option<Decimal>> {
     let at = r.pos;
     let e = if OPT {
         match r.nullable_i64()? {

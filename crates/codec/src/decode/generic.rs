@@ -2,6 +2,7 @@
 //! tree. The decoder's specialised arms (`fast.rs`) cover the common combinations; this
 //! covers the rest, and is the reference they must agree with.
 
+use super::fast::read_decimal;
 use super::{fail, Res, Src, State_};
 use crate::dictionary::{Dictionary, State};
 use crate::error::ErrorKind;
@@ -287,21 +288,6 @@ impl State_ {
         }
     }
 
-    #[inline]
-    fn read_decimal(r: &mut Reader, optional: bool) -> Res<Option<Decimal>> {
-        let at = r.pos;
-        let e = if optional {
-            r.nullable_i64()?
-        } else {
-            Some(r.i64()?)
-        };
-        let Some(e) = e else { return Ok(None) };
-        if !(-63..=63).contains(&e) {
-            return fail(ErrorKind::ExponentRange(e), at);
-        }
-        Ok(Some(Decimal::new(e as i32, r.i64()?)))
-    }
-
     fn decimal(&mut self, r: &mut Reader, s: &Scalar, pmap: &mut Pmap) -> Res<Option<Decimal>> {
         let init = || match s.initial {
             Some(Initial::Decimal { exponent, mantissa }) => Some(Decimal::new(exponent, mantissa)),
@@ -312,7 +298,7 @@ impl State_ {
             Decimal::new(sl.int as i64 as i32, sl.mantissa)
         };
         match s.op {
-            Op::None => Self::read_decimal(r, s.optional),
+            Op::None => read_decimal_opt(r, s.optional),
             Op::Constant => Ok(if s.optional && !pmap.next(r.buf) {
                 None
             } else {
@@ -320,14 +306,14 @@ impl State_ {
             }),
             Op::Default => {
                 if pmap.next(r.buf) {
-                    Self::read_decimal(r, s.optional)
+                    read_decimal_opt(r, s.optional)
                 } else {
                     Ok(init())
                 }
             }
             Op::Copy => {
                 if pmap.next(r.buf) {
-                    let v = Self::read_decimal(r, s.optional)?;
+                    let v = read_decimal_opt(r, s.optional)?;
                     match v {
                         Some(d) => self.dict.set_decimal(s.slot, d.exponent, d.mantissa),
                         None => self.dict.set_empty(s.slot),
@@ -350,15 +336,9 @@ impl State_ {
                     State::Undefined => init().unwrap_or(Decimal::new(0, 0)),
                     State::Empty => return fail(ErrorKind::EmptyPrevious, at),
                 };
-                let e = base.exponent as i64 + de;
-                if !(-63..=63).contains(&e) {
-                    return fail(ErrorKind::ExponentRange(e), at);
-                }
-                let Some(m) = base.mantissa.checked_add(dm) else {
-                    return fail(ErrorKind::MantissaRange, at);
-                };
-                self.dict.set_decimal(s.slot, e as i32, m);
-                Ok(Some(Decimal::new(e as i32, m)))
+                let d = add_decimal_delta(base, de, dm, at)?;
+                self.dict.set_decimal(s.slot, d.exponent, d.mantissa);
+                Ok(Some(d))
             }
             Op::Increment | Op::Tail => fail(ErrorKind::TypeMismatch, r.pos),
         }
@@ -525,4 +505,27 @@ pub(super) fn read_string(
         *last &= 0x7f;
     }
     Ok(true)
+}
+
+/// A decimal from the stream, nullable if `optional`.
+fn read_decimal_opt(r: &mut Reader, optional: bool) -> Res<Option<Decimal>> {
+    if optional {
+        read_decimal::<true>(r)
+    } else {
+        read_decimal::<false>(r)
+    }
+}
+
+/// A decimal delta (spec §6.3.7.1): exponent and mantissa deltas added to the base, the
+/// exponent kept within [-63, 63] and the mantissa within 64 bits.
+#[inline]
+pub(super) fn add_decimal_delta(base: Decimal, de: i64, dm: i64, at: usize) -> Res<Decimal> {
+    let e = base.exponent as i64 + de;
+    if !(-63..=63).contains(&e) {
+        return fail(ErrorKind::ExponentRange(e), at);
+    }
+    let Some(m) = base.mantissa.checked_add(dm) else {
+        return fail(ErrorKind::MantissaRange, at);
+    };
+    Ok(Decimal::new(e as i32, m))
 }
