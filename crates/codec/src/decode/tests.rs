@@ -157,3 +157,52 @@ fn every_operator_specialised_equals_generic() {
     let decoded = compare(xml, &streams, 10);
     assert!(decoded > 500, "{decoded} random messages decoded");
 }
+
+#[test]
+fn long_threaded_segment_crosses_chain_ends() {
+    // 100 fields of mixed kinds: threaded dispatch, cut into chains of 32.
+    let kinds = [
+        r#"<uInt32 name="u{i}"><copy/></uInt32>"#,
+        r#"<int64 name="i{i}" presence="optional"><delta/></int64>"#,
+        r#"<string name="s{i}"><default value="d"/></string>"#,
+        r#"<decimal name="d{i}" presence="optional"/>"#,
+        r#"<uInt64 name="n{i}"><increment value="7"/></uInt64>"#,
+    ];
+    let fields: String = (0..100)
+        .map(|i| kinds[i % kinds.len()].replace("{i}", &i.to_string()))
+        .collect();
+    let xml = format!(
+        r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
+        <template name="Long" id="5">{fields}</template></templates>"#
+    );
+    let ts = parse_templates(&xml).unwrap();
+    assert!(ts.get(5).unwrap().body.threaded);
+    use crate::{Decimal, Encoder, Value};
+    let message = |k: u64| Message {
+        template_id: 5,
+        fields: (0..100u64)
+            .map(|i| match i % 5 {
+                0 => Some(Value::UInt(i * k)),
+                1 if (i + k) % 3 == 0 => None,
+                1 => Some(Value::Int(-(i as i64) * k as i64)),
+                2 => Some(Value::Ascii(if k % 2 == 0 {
+                    "d".into()
+                } else {
+                    format!("x{i}")
+                })),
+                3 => Some(Value::Decimal(Decimal::new(-2, (i * k) as i64))),
+                _ => Some(Value::UInt(7 + k)),
+            })
+            .collect(),
+    };
+    let mut enc = Encoder::new(ts.clone());
+    let mut bytes = Vec::new();
+    let sent: Vec<Message> = (0..20).map(message).collect();
+    for m in &sent {
+        enc.encode(m, &mut bytes).unwrap();
+    }
+    let got = run(&ts, true, &bytes);
+    assert_eq!(got, run(&generic_copy(&ts), true, &bytes));
+    let decoded: Vec<Message> = got.into_iter().map(|r| r.unwrap().0).collect();
+    assert_eq!(decoded, sent);
+}
