@@ -185,7 +185,7 @@ fn long_threaded_segment_crosses_chain_ends() {
                 0 => Some(Value::UInt(i * k)),
                 1 if (i + k).is_multiple_of(3) => None,
                 1 => Some(Value::Int(-(i as i64) * k as i64)),
-                2 => Some(Value::Ascii(if k % 2 == 0 {
+                2 => Some(Value::Ascii(if k.is_multiple_of(2) {
                     "d".into()
                 } else {
                     format!("x{i}")
