@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use fastfeed_codec::{DecodeOptions, Decoder, MessageBuilder, Templates};
 use libfuzzer_sys::fuzz_target;
 
-const SETS: [&str; 8] = [
+const SETS: [&str; 9] = [
     include_str!("../../../shared/corpus/mfast-complex/example.xml"),
     include_str!("../../../shared/corpus/moex-forts-2013/templates.xml"),
     include_str!("../../../shared/corpus/openfast-fpl/FASTTestTemplate.xml"),
@@ -17,6 +17,7 @@ const SETS: [&str; 8] = [
     include_str!("../../../shared/corpus/seed-templates/ComplexTemplates.xml"),
     include_str!("../../crates/sim/templates/simple.xml"),
     include_str!("../../crates/sim/templates/complex.xml"),
+    include_str!("../../../shared/corpus/seed-templates/SimpleTemplates.xml"),
 ];
 
 fn sets() -> &'static Vec<Arc<Templates>> {
