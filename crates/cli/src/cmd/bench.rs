@@ -128,7 +128,15 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     if counter.messages == 0 {
         bail!("no messages in the input");
     }
-    let threads = a.threads.max(1);
+    // Packets are the unit of work: no more threads than packets (a `raw` file is one).
+    let threads = a.threads.max(1).min(w.packets.len());
+    if threads < a.threads {
+        eprintln!(
+            "{} packet(s): running {threads} thread(s), not {}",
+            w.packets.len(),
+            a.threads
+        );
+    }
     let times = match a.what {
         What::Decode => time_decode(&w, threads, a.passes.max(1), counter.messages)?,
         What::Encode => time_encode(&w, threads, a.passes.max(1), a.window)?,
