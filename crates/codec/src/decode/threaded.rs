@@ -37,7 +37,8 @@ struct Table<H>(PhantomData<H>);
 macro_rules! table {
     ($($c:literal)*) => {
         impl<H: Handler> Table<H> {
-            const STEPS: [Step<H>; 50] = [$(step::<H, $c>),*];
+            // One step per code: a count that differs from `Code::ALL` fails to compile.
+            const STEPS: [Step<H>; Code::ALL.len()] = [$(step::<H, $c>),*];
         }
     };
 }

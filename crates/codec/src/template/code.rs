@@ -13,124 +13,42 @@ pub(crate) const COPY: u8 = 3;
 pub(crate) const INCREMENT: u8 = 4;
 pub(crate) const DELTA: u8 = 5;
 
-/// The decoder's dispatch code. Names read class, operator, presence: `UCopyO` is an
-/// optional unsigned integer under copy. `Generic` takes the general path, which handles
-/// every instruction; the others are the combinations real templates use most.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub(crate) enum Code {
+/// Declares [`Code`] and [`Code::ALL`] from one list, so the two cannot drift apart.
+macro_rules! codes {
+    ($($(#[$doc:meta])* $name:ident,)*) => {
+        /// The decoder's dispatch code. Names read class, operator, presence: `UCopyO` is an
+        /// optional unsigned integer under copy. `Generic` takes the general path, which
+        /// handles every instruction; the others are the combinations real templates use
+        /// most.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        #[repr(u8)]
+        pub(crate) enum Code {
+            $($(#[$doc])* $name,)*
+        }
+
+        impl Code {
+            /// Every code, in declaration order: `ALL[c as usize] == c`.
+            pub const ALL: &'static [Code] = &[$(Code::$name,)*];
+        }
+    };
+}
+
+codes! {
     Generic,
-    UNoneM,
-    UNoneO,
-    UConstM,
-    UConstO,
-    UDefaultM,
-    UDefaultO,
-    UCopyM,
-    UCopyO,
-    UIncrM,
-    UIncrO,
-    UDeltaM,
-    UDeltaO,
-    INoneM,
-    INoneO,
-    IConstM,
-    IConstO,
-    IDefaultM,
-    IDefaultO,
-    ICopyM,
-    ICopyO,
-    IIncrM,
-    IIncrO,
-    IDeltaM,
-    IDeltaO,
-    DNoneM,
-    DNoneO,
-    DConstM,
-    DConstO,
-    DDefaultM,
-    DDefaultO,
-    DCopyM,
-    DCopyO,
-    DDeltaM,
-    DDeltaO,
+    UNoneM, UNoneO, UConstM, UConstO, UDefaultM, UDefaultO,
+    UCopyM, UCopyO, UIncrM, UIncrO, UDeltaM, UDeltaO,
+    INoneM, INoneO, IConstM, IConstO, IDefaultM, IDefaultO,
+    ICopyM, ICopyO, IIncrM, IIncrO, IDeltaM, IDeltaO,
+    DNoneM, DNoneO, DConstM, DConstO, DDefaultM, DDefaultO,
+    DCopyM, DCopyO, DDeltaM, DDeltaO,
     /// A decimal whose exponent has the default operator and whose mantissa has delta (the
     /// usual shape of prices in CME-style templates).
     SplitDefaultDeltaM,
     SplitDefaultDeltaO,
-    ANoneM,
-    ANoneO,
-    AConstM,
-    AConstO,
-    ADefaultM,
-    ADefaultO,
-    ACopyM,
-    ACopyO,
-    ATailM,
-    ATailO,
-    ADeltaM,
-    ADeltaO,
+    ANoneM, ANoneO, AConstM, AConstO, ADefaultM, ADefaultO,
+    ACopyM, ACopyO, ATailM, ATailO, ADeltaM, ADeltaO,
     /// A sequence whose length field has no operator and is mandatory.
     SequencePlain,
-}
-
-impl Code {
-    /// Every code, in declaration order: `ALL[c as usize] == c`.
-    pub const ALL: [Code; 50] = {
-        use Code::*;
-        [
-            Generic,
-            UNoneM,
-            UNoneO,
-            UConstM,
-            UConstO,
-            UDefaultM,
-            UDefaultO,
-            UCopyM,
-            UCopyO,
-            UIncrM,
-            UIncrO,
-            UDeltaM,
-            UDeltaO,
-            INoneM,
-            INoneO,
-            IConstM,
-            IConstO,
-            IDefaultM,
-            IDefaultO,
-            ICopyM,
-            ICopyO,
-            IIncrM,
-            IIncrO,
-            IDeltaM,
-            IDeltaO,
-            DNoneM,
-            DNoneO,
-            DConstM,
-            DConstO,
-            DDefaultM,
-            DDefaultO,
-            DCopyM,
-            DCopyO,
-            DDeltaM,
-            DDeltaO,
-            SplitDefaultDeltaM,
-            SplitDefaultDeltaO,
-            ANoneM,
-            ANoneO,
-            AConstM,
-            AConstO,
-            ADefaultM,
-            ADefaultO,
-            ACopyM,
-            ACopyO,
-            ATailM,
-            ATailO,
-            ADeltaM,
-            ADeltaO,
-            SequencePlain,
-        ]
-    };
 }
 
 /// The flat parameters of one dictionary-backed value.
@@ -170,11 +88,7 @@ impl Operand {
     /// Plus one, the type's maximum wrapping to its minimum (spec §6.3.6).
     #[inline(always)]
     pub fn increment(&self, v: u64) -> u64 {
-        if v == self.hi {
-            self.lo as u64
-        } else {
-            v.wrapping_add(1)
-        }
+        increment_bits(v, self.lo, self.hi)
     }
 }
 
@@ -295,4 +209,15 @@ pub(crate) fn generic_copy(ts: &super::Templates) -> std::sync::Arc<super::Templ
         all_generic(&mut t.body);
     }
     std::sync::Arc::new(g)
+}
+
+/// The increment operator's step on integer bits (signed values as `i64 as u64`): plus one,
+/// the type's maximum `hi` wrapping to its minimum `lo` (spec §6.3.6).
+#[inline(always)]
+pub(crate) fn increment_bits(v: u64, lo: i64, hi: u64) -> u64 {
+    if v == hi {
+        lo as u64
+    } else {
+        v.wrapping_add(1)
+    }
 }

@@ -54,18 +54,7 @@ impl IntType {
     /// minimum. Values are integer bits, signed ones as `i64 as u64`.
     #[inline]
     pub fn increment(self, v: u64) -> u64 {
-        if self.signed() {
-            let x = v as i64;
-            (if x as i128 == self.max() {
-                self.min() as i64
-            } else {
-                x + 1
-            }) as u64
-        } else if v as i128 == self.max() {
-            0
-        } else {
-            v + 1
-        }
+        super::code::increment_bits(v, self.min() as i64, self.max() as u64)
     }
 
     pub fn name(self) -> &'static str {
