@@ -97,7 +97,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let (mut pos, mut total) = (0, 0usize);
             while pos < strings.len() {
-                p::ascii(&strings, &mut pos, false, &mut out).unwrap();
+                p::ascii_into(&strings, &mut pos, false, &mut out).unwrap();
                 total += out.len();
             }
             black_box(total)
@@ -118,7 +118,7 @@ fn bench(c: &mut Criterion) {
         b.iter(|| {
             let (mut pos, mut sum) = (0, 0i64);
             while pos < decimals.len() {
-                sum = sum.wrapping_add(p::decimal(&decimals, &mut pos).unwrap().mantissa);
+                sum = sum.wrapping_add(p::decimal_at(&decimals, &mut pos).unwrap().mantissa);
             }
             black_box(sum)
         })

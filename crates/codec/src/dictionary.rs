@@ -4,7 +4,7 @@
 //! one tag compared against the current generation: `2g` assigned, `2g + 1` empty, anything
 //! else undefined, so the usual case (assigned) is a single compare.
 
-use crate::template::Initial;
+use crate::template::{FieldType, Initial};
 
 /// Generations stay below this, so `2g + 1` fits the tag.
 const MAX_GENERATION: u32 = u32::MAX / 2 - 1;
@@ -19,6 +19,9 @@ pub(crate) enum State {
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Slot {
     tag: u32,
+    /// The type of the value ([`FieldType::code`]), kept only for entries that fields of
+    /// different types share (spec §6.3.1, ERR D4).
+    pub ty: u8,
     /// Integer bits, or a decimal's exponent.
     pub int: u64,
     /// A decimal's mantissa.
@@ -75,6 +78,15 @@ impl Dictionary {
         let s = &mut self.slots[i as usize];
         s.tag = tag;
         s
+    }
+
+    /// Whether the entry holds a value of another type than `ty` (the D4 check).
+    pub fn holds_other_type(&self, i: u32, ty: FieldType) -> bool {
+        self.state(i) == State::Assigned && self.slots[i as usize].ty != ty.code()
+    }
+
+    pub fn set_type(&mut self, i: u32, ty: FieldType) {
+        self.slots[i as usize].ty = ty.code();
     }
 
     #[inline]

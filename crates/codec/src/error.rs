@@ -67,7 +67,7 @@ pub enum ErrorKind {
     EmptyPrevious,
     #[error("subtraction length {0} is larger than the base value or out of range")]
     BadSubtraction(i64),
-    #[error("decimal exponent {0} is outside -63..=63")]
+    #[error("decimal exponent {0} is outside -63 to 63")]
     ExponentRange(i64),
     #[error("decimal mantissa is out of range")]
     MantissaRange,
@@ -103,8 +103,10 @@ impl ErrorKind {
             OverlongPresenceMap => SpecCode::R7,
             PresenceMapTooLong => SpecCode::R8,
             OverlongString => SpecCode::R9,
-            UnknownTemplate(_) | NoTemplateId => SpecCode::D9,
-            MissingValue => SpecCode::D5,
+            UnknownTemplate(_) => SpecCode::D9,
+            // The template identifier is a copy field (spec §10.3): undefined with no
+            // initial value.
+            MissingValue | NoTemplateId => SpecCode::D5,
             EmptyPrevious => SpecCode::D6,
             BadSubtraction(_) => SpecCode::D7,
             ExponentRange(_) | MantissaRange => SpecCode::R1,
@@ -150,7 +152,7 @@ impl CodecError {
 }
 
 /// Adds the template and field to a boxed error on its way out.
-pub(crate) trait Locate {
+pub trait Locate {
     fn in_field(self, name: &str) -> Self;
     fn in_template(self, name: &str) -> Self;
 }

@@ -4,7 +4,7 @@ use std::fmt;
 
 /// A FAST scaled number: `mantissa * 10^exponent`, kept exactly as it was on the wire
 /// (9427.55 as (-2, 942755) and (-3, 9427550) are different encodings of one number).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 pub struct Decimal {
     pub exponent: i32,
     pub mantissa: i64,

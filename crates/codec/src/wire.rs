@@ -5,7 +5,7 @@ use crate::error::{CodecError, ErrorKind};
 
 /// A position in the input. Every read checks the bounds and reports `Truncated` instead of
 /// reading past the end.
-pub(crate) struct Reader<'a> {
+pub struct Reader<'a> {
     pub buf: &'a [u8],
     pub pos: usize,
     pub strict: bool,
@@ -25,6 +25,17 @@ impl<'a> Reader<'a> {
             pos: 0,
             strict,
             max_len: usize::MAX,
+        }
+    }
+
+    /// A reader with the decoder's options: strictness and the longest string or byte
+    /// vector accepted.
+    pub fn with_limits(buf: &'a [u8], strict: bool, max_len: usize) -> Self {
+        Reader {
+            buf,
+            pos: 0,
+            strict,
+            max_len,
         }
     }
 
@@ -58,11 +69,7 @@ impl<'a> Reader<'a> {
             return None;
         }
         let n = (stops.trailing_zeros() / 8 + 1) as usize;
-        let mut acc = 0u64;
-        for i in 0..n {
-            acc = (acc << 7) | ((w >> (8 * i)) & 0x7f);
-        }
-        Some((acc, n))
+        Some((concat_groups(w, n), n))
     }
 
     /// An unsigned integer; `Err(IntegerOverflow)` past 64 bits.
@@ -134,12 +141,8 @@ impl<'a> Reader<'a> {
             }
             acc = (acc << 7) | (b & 0x7f) as i64;
         }
-        if self.strict && bytes.len() > 1 {
-            let redundant = (bytes[0] == 0 && bytes[1] & 0x40 == 0)
-                || (bytes[0] == 0x7f && bytes[1] & 0x40 != 0);
-            if redundant {
-                return err(ErrorKind::OverlongInteger, start);
-            }
+        if self.strict && redundant_sign(bytes) {
+            return err(ErrorKind::OverlongInteger, start);
         }
         Ok(acc)
     }
@@ -216,6 +219,27 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A signed integer of up to 128 bits, for deltas: the delta between two 64-bit values
+    /// can need 65 bits (spec §6.3.7.1 note). Saturates beyond 128 bits, where any sum with a
+    /// 64-bit base is out of range anyway. Only read where `i64` failed, so never hot.
+    #[cold]
+    pub fn wide_i128(&mut self) -> Result<i128, Box<CodecError>> {
+        let start = self.pos;
+        let bytes = self.entity()?;
+        let mut acc: i128 = if bytes[0] & 0x40 != 0 { -1 } else { 0 };
+        for &b in bytes {
+            let top = acc >> 120;
+            if top != 0 && top != -1 {
+                return Ok(if acc < 0 { i128::MIN } else { i128::MAX });
+            }
+            acc = (acc << 7) | (b & 0x7f) as i128;
+        }
+        if self.strict && redundant_sign(bytes) {
+            return err(ErrorKind::OverlongInteger, start);
+        }
+        Ok(acc)
+    }
+
     /// A presence map.
     #[inline(always)]
     pub fn pmap(&mut self) -> Result<Pmap, Box<CodecError>> {
@@ -281,10 +305,27 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Whether a signed entity's first byte only repeats the sign of the next (overlong, R6).
+fn redundant_sign(bytes: &[u8]) -> bool {
+    bytes.len() > 1
+        && ((bytes[0] == 0 && bytes[1] & 0x40 == 0) || (bytes[0] == 0x7f && bytes[1] & 0x40 != 0))
+}
+
+/// The 7-bit groups of the first `n` (1..=8) bytes of `w` (first byte in the low bits)
+/// concatenated, the first byte's group on top: a byte swap and three shift-and-merge steps
+/// instead of a loop over the bytes.
+#[inline(always)]
+fn concat_groups(w: u64, n: usize) -> u64 {
+    let x = (w & 0x7f7f_7f7f_7f7f_7f7f).swap_bytes() >> (64 - 8 * n);
+    let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
+    (x & 0x0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4)
+}
+
 /// A decoded presence map: up to 63 bits in a word, walked from the top; the rare longer map
 /// is read bit by bit from the input.
 #[derive(Clone, Copy, Debug, Default)]
-pub(crate) struct Pmap {
+pub struct Pmap {
     bits: u64,
     taken: u32,
     start: usize,
@@ -311,6 +352,17 @@ impl Pmap {
         }
     }
 
+    /// Steps back over the last bit taken, for a field decoded again (a cold path).
+    pub fn unread(&mut self, buf: &[u8]) {
+        self.taken -= 1;
+        let i = self.taken;
+        if i < 63 {
+            let byte = (i / 7) as usize;
+            let bit = byte < self.len as usize && buf[self.start + byte] & (0x40 >> (i % 7)) != 0;
+            self.bits = (self.bits >> 1) | ((bit as u64) << 63);
+        }
+    }
+
     /// Whether set bits remain that no field used (spec R8).
     pub fn has_unused_bits(&self, buf: &[u8]) -> bool {
         if self.bits != 0 {
@@ -323,7 +375,7 @@ impl Pmap {
 
 /// Appends an unsigned stop-bit integer.
 #[inline]
-pub(crate) fn put_u64(out: &mut Vec<u8>, v: u64) {
+pub fn put_u64(out: &mut Vec<u8>, v: u64) {
     if v < 0x80 {
         out.push(v as u8 | 0x80);
         return;
@@ -346,7 +398,7 @@ fn put_groups(out: &mut Vec<u8>, n: usize, group: impl Fn(u32) -> u8) {
 
 /// Appends a signed stop-bit integer in the fewest bytes that keep the sign bit right.
 #[inline]
-pub(crate) fn put_i64(out: &mut Vec<u8>, v: i64) {
+pub fn put_i64(out: &mut Vec<u8>, v: i64) {
     if (-64..64).contains(&v) {
         out.push((v as u8 & 0x7f) | 0x80);
         return;
@@ -359,7 +411,27 @@ pub(crate) fn put_i64(out: &mut Vec<u8>, v: i64) {
     });
 }
 
-pub(crate) fn put_nullable_u64(out: &mut Vec<u8>, v: Option<u64>) {
+/// Appends a signed stop-bit integer wider than 64 bits: a delta between two 64-bit values.
+#[cold]
+pub(crate) fn put_i128(out: &mut Vec<u8>, v: i128) {
+    let magnitude = if v < 0 { !v } else { v } as u128;
+    let bits = 128 - magnitude.leading_zeros() + 1;
+    let n = bits.div_ceil(7) as usize;
+    let mut buf = [0u8; 19];
+    for (i, b) in buf[..n].iter_mut().enumerate() {
+        *b = ((v >> (7 * (n - 1 - i))) & 0x7f) as u8;
+    }
+    buf[n - 1] |= 0x80;
+    out.extend_from_slice(&buf[..n]);
+}
+
+/// A delta in the stream, nullable if `nullable` (non-negative values one more), wide or not.
+#[cold]
+pub(crate) fn put_wide_delta(out: &mut Vec<u8>, d: i128, nullable: bool) {
+    put_i128(out, if nullable && d >= 0 { d + 1 } else { d });
+}
+
+pub fn put_nullable_u64(out: &mut Vec<u8>, v: Option<u64>) {
     match v {
         None => out.push(0x80),
         Some(u64::MAX) => out.extend_from_slice(&[0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0x80]),
@@ -367,7 +439,7 @@ pub(crate) fn put_nullable_u64(out: &mut Vec<u8>, v: Option<u64>) {
     }
 }
 
-pub(crate) fn put_nullable_i64(out: &mut Vec<u8>, v: Option<i64>) {
+pub fn put_nullable_i64(out: &mut Vec<u8>, v: Option<i64>) {
     match v {
         None => out.push(0x80),
         Some(i64::MAX) => out.extend_from_slice(&[0x01, 0, 0, 0, 0, 0, 0, 0, 0, 0x80]),
@@ -504,6 +576,20 @@ mod tests {
                 Some(v),
                 "{v}"
             );
+        }
+    }
+
+    #[test]
+    fn groups_concatenate_as_a_loop_would() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..1000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            for n in 1..=8 {
+                let want = (0..n).fold(0u64, |acc, i| (acc << 7) | ((x >> (8 * i)) & 0x7f));
+                assert_eq!(concat_groups(x, n), want, "{x:x} {n}");
+            }
         }
     }
 

@@ -239,9 +239,10 @@ fn unknown_template_ids_are_d9() {
         (e.kind.clone(), e.code()),
         (ErrorKind::UnknownTemplate(2), Some(SpecCode::D9))
     );
-    // No template id in the first message of a stream, and none to copy.
+    // No template id in the first message of a stream, and none to copy: the template
+    // identifier is a copy field (spec §10.3), so that is D5, not D9.
     let e = decode_err(&ts, DecodeOptions::default(), "80 81");
-    assert_eq!(e.code(), Some(SpecCode::D9));
+    assert_eq!(e.code(), Some(SpecCode::D5));
 }
 
 #[test]

@@ -1,9 +1,13 @@
 //! FAST messages as JSON objects and back: `{"templateId":1,"templateName":"MarketData",
 //! "MsgSeqNum":7,...}`. Fields appear by name in template order; absent optional fields are
-//! left out. Decimals are JSON numbers written exactly (`9427.55`, `942755e2`: the digits after
+//! left out. Decimals are JSON numbers written exactly (`9427.55`, `942755e+2`: the digits after
 //! the point give the exponent), never through binary floating point; byte vectors are hex
 //! strings; sequences are arrays of objects; groups are objects; a dynamic template
-//! reference is a nested message object under the key `templateRef`.
+//! reference is a nested message object under the key `templateRef`. A FAST Session Control
+//! Protocol message that the codec knows without the template file (Reset, Hello, Alert)
+//! says so: `"scp":"1.1"`. Reading back, a key
+//! that names no field of the template is an error unless [`ReadOptions`] allow it: a
+//! misspelt field would otherwise vanish from the encoding unnoticed.
 
 use std::str::FromStr;
 
@@ -13,6 +17,8 @@ use serde_json::{Map, Number, Value as Json};
 
 pub const TEMPLATE_ID: &str = "templateId";
 pub const TEMPLATE_NAME: &str = "templateName";
+/// Marks a message of the Session Control Protocol templates the codec knows by itself.
+pub const SESSION_CONTROL: &str = "scp";
 
 #[derive(Debug, thiserror::Error)]
 pub enum JsonError {
@@ -22,6 +28,15 @@ pub enum JsonError {
     Field { field: String, problem: String },
     #[error("expected a JSON object")]
     NotAnObject,
+    #[error("unknown field {field:?}: template {template} has no such field")]
+    UnknownField { field: String, template: String },
+}
+
+/// How [`from_json_with`] reads.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Ignore keys that name no field of the template (else they are errors).
+    pub allow_unknown_fields: bool,
 }
 
 fn field_err(field: &str, problem: impl Into<String>) -> JsonError {
@@ -38,6 +53,9 @@ pub fn to_json(msg: &Message, templates: &Templates) -> Json {
     match templates.get(msg.template_id) {
         Some(t) => {
             obj.insert(TEMPLATE_NAME.into(), Json::from(t.name.clone()));
+            if t.session {
+                obj.insert(SESSION_CONTROL.into(), Json::from("1.1"));
+            }
             put_fields(&mut obj, &t.body.instrs, &msg.fields, templates);
         }
         None => {
@@ -115,13 +133,27 @@ fn unhex(s: &str) -> Option<Vec<u8>> {
         .collect()
 }
 
-/// Reads a message back from its JSON form.
+/// Reads a message back from its JSON form; keys that name no field are errors.
 pub fn from_json(json: &Json, templates: &Templates) -> Result<Message, JsonError> {
+    from_json_with(json, templates, ReadOptions::default())
+}
+
+/// Reads a message back from its JSON form.
+pub fn from_json_with(
+    json: &Json,
+    templates: &Templates,
+    opts: ReadOptions,
+) -> Result<Message, JsonError> {
     let obj = json.as_object().ok_or(JsonError::NotAnObject)?;
     let template = find_template(obj, templates).ok_or(JsonError::NoTemplate)?;
+    let r = Reader {
+        templates,
+        opts,
+        template: &template.name,
+    };
     Ok(Message {
         template_id: template.id,
-        fields: read_fields(obj, &template.body.instrs, templates)?,
+        fields: r.fields(obj, &template.body.instrs, "")?,
     })
 }
 
@@ -132,52 +164,96 @@ fn find_template<'t>(obj: &Map<String, Json>, templates: &'t Templates) -> Optio
     }
 }
 
-fn read_fields(
-    obj: &Map<String, Json>,
-    instrs: &[Instr],
-    templates: &Templates,
-) -> Result<Fields, JsonError> {
-    instrs
-        .iter()
-        .map(|instr| match obj.get(&instr.name) {
-            None | Some(Json::Null) => Ok(None),
-            Some(j) => read_value(instr, j, templates).map(Some),
-        })
-        .collect()
+/// Reads the fields of one message.
+struct Reader<'a> {
+    templates: &'a Templates,
+    opts: ReadOptions,
+    template: &'a str,
 }
 
-fn read_value(instr: &Instr, j: &Json, templates: &Templates) -> Result<Value, JsonError> {
-    let name = &instr.name;
-    match &instr.kind {
-        Kind::Scalar(s) => scalar(name, s.ty, j),
-        Kind::SplitDecimal { .. } => scalar(name, FieldType::Decimal, j),
-        Kind::Sequence { body, .. } => {
-            let items = j
-                .as_array()
-                .ok_or_else(|| field_err(name, "expected an array"))?;
-            let items = items
-                .iter()
-                .map(|item| {
-                    let o = item
-                        .as_object()
-                        .ok_or_else(|| field_err(name, "expected objects in the array"))?;
-                    read_fields(o, &body.instrs, templates)
-                })
-                .collect::<Result<_, _>>()?;
-            Ok(Value::Sequence(items))
+impl Reader<'_> {
+    /// The fields of `instrs` from `obj`; `path` names `obj` within the message in errors.
+    fn fields(
+        &self,
+        obj: &Map<String, Json>,
+        instrs: &[Instr],
+        path: &str,
+    ) -> Result<Fields, JsonError> {
+        if !self.opts.allow_unknown_fields {
+            let top = path.is_empty();
+            let known = |k: &str| {
+                instrs.iter().any(|i| i.name == k)
+                    || (top && (k == TEMPLATE_ID || k == TEMPLATE_NAME || k == SESSION_CONTROL))
+            };
+            if let Some(k) = obj.keys().find(|k| !known(k)) {
+                return Err(JsonError::UnknownField {
+                    field: format!("{path}{k}"),
+                    template: self.template.to_owned(),
+                });
+            }
         }
-        Kind::Group(body) => {
-            let o = j
-                .as_object()
-                .ok_or_else(|| field_err(name, "expected an object"))?;
-            Ok(Value::Group(read_fields(o, &body.instrs, templates)?))
+        instrs
+            .iter()
+            .map(|instr| match obj.get(&instr.name) {
+                None | Some(Json::Null) => Ok(None),
+                Some(j) => self.value(instr, j, path).map(Some),
+            })
+            .collect()
+    }
+
+    fn value(&self, instr: &Instr, j: &Json, path: &str) -> Result<Value, JsonError> {
+        let name = &instr.name;
+        match &instr.kind {
+            Kind::Scalar(s) => scalar(name, s.ty, j),
+            Kind::SplitDecimal { .. } => scalar(name, FieldType::Decimal, j),
+            Kind::Sequence { body, .. } => {
+                let items = j
+                    .as_array()
+                    .ok_or_else(|| field_err(name, "expected an array"))?;
+                let items = items
+                    .iter()
+                    .enumerate()
+                    .map(|(n, item)| {
+                        let o = item
+                            .as_object()
+                            .ok_or_else(|| field_err(name, "expected objects in the array"))?;
+                        self.fields(o, &body.instrs, &format!("{path}{name}[{n}]."))
+                    })
+                    .collect::<Result<_, _>>()?;
+                Ok(Value::Sequence(items))
+            }
+            Kind::Group(body) => {
+                let o = j
+                    .as_object()
+                    .ok_or_else(|| field_err(name, "expected an object"))?;
+                Ok(Value::Group(self.fields(
+                    o,
+                    &body.instrs,
+                    &format!("{path}{name}."),
+                )?))
+            }
+            Kind::DynamicRef => Ok(Value::Message(Box::new(from_json_with(
+                j,
+                self.templates,
+                self.opts,
+            )?))),
         }
-        Kind::DynamicRef => Ok(Value::Message(Box::new(from_json(j, templates)?))),
+    }
+}
+
+/// How a field type is named in the template XML.
+fn type_name(ty: FieldType) -> &'static str {
+    match ty {
+        FieldType::Int(it) => it.name(),
+        FieldType::Decimal => "decimal",
+        FieldType::Ascii => "ASCII string",
+        FieldType::Unicode => "unicode string",
+        FieldType::Bytes => "byteVector (a hex string)",
     }
 }
 
 fn scalar(name: &str, ty: FieldType, j: &Json) -> Result<Value, JsonError> {
-    let bad = || field_err(name, format!("{j} is not a valid {ty:?}"));
+    let bad = || field_err(name, format!("{j} is not a valid {}", type_name(ty)));
     Ok(match ty {
         FieldType::Int(it) if it.signed() => Value::Int(j.as_i64().ok_or_else(bad)?),
         FieldType::Int(_) => Value::UInt(j.as_u64().ok_or_else(bad)?),
@@ -236,6 +312,45 @@ mod tests {
     }
 
     #[test]
+    fn session_control_messages_say_so_and_read_back() {
+        let ts = fastfeed_codec::parse_templates(XML).unwrap();
+        let reset = Message {
+            template_id: 120,
+            fields: vec![],
+        };
+        let text = to_json(&reset, &ts).to_string();
+        assert_eq!(
+            text,
+            r#"{"templateId":120,"templateName":"Reset","scp":"1.1"}"#
+        );
+        assert_eq!(
+            from_json(&serde_json::from_str(&text).unwrap(), &ts).unwrap(),
+            reset
+        );
+        // A message of the file's own templates carries no marker.
+        let own =
+            serde_json::json!({"templateId": 7, "A": 1, "Px": 1, "S": "", "Raw": "", "Legs": []});
+        let t = to_json(&from_json(&own, &ts).unwrap(), &ts);
+        assert!(t.get(SESSION_CONTROL).is_none());
+    }
+
+    #[test]
+    fn positive_exponents_print_as_json_exponents() {
+        let ts = fastfeed_codec::parse_templates(XML).unwrap();
+        let mut fields: Fields = vec![None; 7];
+        fields[0] = Some(Value::UInt(1));
+        fields[2] = Some(Value::Decimal(Decimal::new(1, 13331)));
+        let msg = Message {
+            template_id: 7,
+            fields,
+        };
+        let text = to_json(&msg, &ts).to_string();
+        assert!(text.contains(r#""Px":13331e+1"#), "{text}");
+        let back = from_json(&serde_json::from_str(&text).unwrap(), &ts).unwrap();
+        assert_eq!(back.fields[2], Some(Value::Decimal(Decimal::new(1, 13331))));
+    }
+
+    #[test]
     fn bad_values_are_errors() {
         let ts = fastfeed_codec::parse_templates(XML).unwrap();
         for bad in [
@@ -248,6 +363,43 @@ mod tests {
                 from_json(&serde_json::from_str(bad).unwrap(), &ts).is_err(),
                 "{bad}"
             );
+        }
+        let e = from_json(
+            &serde_json::from_str(r#"{"templateId":7,"A":-1}"#).unwrap(),
+            &ts,
+        );
+        assert_eq!(
+            e.unwrap_err().to_string(),
+            "field A: -1 is not a valid uInt32"
+        );
+    }
+
+    #[test]
+    fn unknown_fields_are_errors_unless_allowed() {
+        let ts = fastfeed_codec::parse_templates(XML).unwrap();
+        let allow = ReadOptions {
+            allow_unknown_fields: true,
+        };
+        for (text, field) in [
+            (r#"{"templateId":7,"A":1,"Pxx":2}"#, "Pxx"),
+            (
+                r#"{"templateId":7,"Legs":[{"Leg":1},{"Lge":2}]}"#,
+                "Legs[1].Lge",
+            ),
+            (r#"{"templateId":7,"G":{"Inner":"x","Outer":1}}"#, "G.Outer"),
+            (
+                r#"{"templateName":"T","Legs":[{"templateId":7}]}"#,
+                "Legs[0].templateId",
+            ),
+        ] {
+            let j = serde_json::from_str(text).unwrap();
+            match from_json(&j, &ts) {
+                Err(JsonError::UnknownField { field: f, template }) => {
+                    assert_eq!((f.as_str(), template.as_str()), (field, "T"), "{text}")
+                }
+                other => panic!("{text}: {other:?}"),
+            }
+            assert!(from_json_with(&j, &ts, allow).is_ok(), "{text}");
         }
     }
 }

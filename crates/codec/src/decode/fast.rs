@@ -242,6 +242,8 @@ impl State_ {
             _ => {
                 // DELTA
                 let at = r.pos;
+                // A delta wider than i64 fails here with IntegerOverflow at the field's
+                // start, and the field is decoded again by the general path (`retry_wide`).
                 let d = if OPT {
                     match r.nullable_i64()? {
                         Some(d) => d,
@@ -343,6 +345,8 @@ impl State_ {
             _ => {
                 // DELTA
                 let at = r.pos;
+                // A part wider than i64 fails with IntegerOverflow, said at the field's
+                // start, and the field is decoded again by the general path (`retry_wide`).
                 let de = if OPT {
                     match r.nullable_i64()? {
                         Some(d) => d,
@@ -351,7 +355,7 @@ impl State_ {
                 } else {
                     r.i64()?
                 };
-                let dm = r.i64()?;
+                let dm = r.i64().map_err(|e| at_field_start(e, at))?;
                 let base = match self.dict.state(a.slot) {
                     State::Assigned => slot_value(self),
                     State::Undefined => init.unwrap_or(Decimal::new(0, 0)),
@@ -384,12 +388,24 @@ impl State_ {
         if !(-63..=63).contains(&e) {
             return fail(ErrorKind::ExponentRange(e), at);
         }
-        let Some(m) = self.int_op::<true, DELTA, false>(r, &c.b, pmap)? else {
+        // A wide mantissa delta: said at the field's start, for `retry_wide`.
+        let m = self.int_op::<true, DELTA, false>(r, &c.b, pmap);
+        let Some(m) = m.map_err(|e| at_field_start(e, at))? else {
             return fail(ErrorKind::MissingValue, r.pos);
         };
         h.value(instr, FieldValue::Decimal(Decimal::new(e as i32, m as i64)));
         Ok(())
     }
+}
+
+/// An integer too wide for 64 bits in the second part of a field is reported at the field's
+/// start, where `retry_wide` decodes the field again; other errors keep their place.
+#[inline(always)]
+fn at_field_start(mut e: Box<crate::CodecError>, at: usize) -> Box<crate::CodecError> {
+    if e.kind == ErrorKind::IntegerOverflow {
+        e.offset = at;
+    }
+    e
 }
 
 #[inline(always)]

@@ -185,6 +185,7 @@ impl State_ {
     }
 
     /// The value for "not in the stream" under copy, increment and tail (spec §6.3.5-8).
+    /// The caller has checked the entry's type (`read_state`) where it must.
     #[inline]
     pub(super) fn dict_value(&mut self, s: &Scalar, at: usize) -> Res<Option<()>> {
         match self.dict.state(s.slot) {
@@ -208,8 +209,48 @@ impl State_ {
         }
     }
 
-    #[inline]
+    /// The state of a field's entry as its operator reads it: a value of another type is
+    /// a dynamic error (spec §6.3.1, D4). Only entries that fields of different types share
+    /// are checked; no other entry can hold another type.
+    #[inline(always)]
+    pub(super) fn read_state(&self, s: &Scalar, at: usize) -> Res<State> {
+        if s.typed_entry {
+            return self.typed_state(s, at);
+        }
+        Ok(self.dict.state(s.slot))
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn typed_state(&self, s: &Scalar, at: usize) -> Res<State> {
+        if self.dict.holds_other_type(s.slot, s.ty) {
+            return fail(ErrorKind::TypeMismatch, at);
+        }
+        Ok(self.dict.state(s.slot))
+    }
+
+    /// After an operator read or wrote a shared entry, the entry holds this field's type.
+    /// (A NULL delta leaves the entry alone.)
+    fn retype<T>(&mut self, s: &Scalar, v: Res<Option<T>>) -> Res<Option<T>> {
+        if s.typed_entry && (s.op != Op::Delta || matches!(v, Ok(Some(_)))) {
+            self.dict.set_type(s.slot, s.ty);
+        }
+        v
+    }
+
     fn int(
+        &mut self,
+        r: &mut Reader,
+        s: &Scalar,
+        it: IntType,
+        pmap: &mut Pmap,
+    ) -> Res<Option<u64>> {
+        let v = self.int_value(r, s, it, pmap);
+        self.retype(s, v)
+    }
+
+    #[inline]
+    fn int_value(
         &mut self,
         r: &mut Reader,
         s: &Scalar,
@@ -243,7 +284,7 @@ impl State_ {
                     }
                     return Ok(v);
                 }
-                let assigned = self.dict.state(s.slot) == State::Assigned;
+                let assigned = self.read_state(s, r.pos)? == State::Assigned;
                 if self.dict_value(s, r.pos)?.is_none() {
                     return Ok(None);
                 }
@@ -257,30 +298,22 @@ impl State_ {
             Op::Delta => {
                 let at = r.pos;
                 let d = if s.optional {
-                    r.nullable_i64()?
+                    r.nullable_i64().map(|d| d.map(i128::from))
                 } else {
-                    Some(r.i64()?)
+                    r.i64().map(|d| Some(d as i128))
+                };
+                let d = match d {
+                    Ok(d) => d,
+                    Err(e) => wide_delta(r, at, s.optional, e)?,
                 };
                 let Some(d) = d else { return Ok(None) };
-                let base = match self.dict.state(s.slot) {
+                let base = match self.read_state(s, at)? {
                     State::Assigned => self.dict.slot(s.slot).int,
                     State::Undefined => init().unwrap_or(0),
                     State::Empty => return fail(ErrorKind::EmptyPrevious, at),
                 };
-                let base = if it.signed() {
-                    base as i64 as i128
-                } else {
-                    base as i128
-                };
-                let v = base + d as i128;
-                if v < it.min() || v > it.max() {
-                    return fail(ErrorKind::DeltaOverflow, at);
-                }
-                let bits = if it.signed() {
-                    v as i64 as u64
-                } else {
-                    v as u64
-                };
+                let (lo, hi) = (it.min() as i64, it.max() as u64);
+                let bits = add_int_delta(base, d, it.signed(), lo, hi, at)?;
                 self.dict.set_int(s.slot, bits);
                 Ok(Some(bits))
             }
@@ -289,6 +322,16 @@ impl State_ {
     }
 
     fn decimal(&mut self, r: &mut Reader, s: &Scalar, pmap: &mut Pmap) -> Res<Option<Decimal>> {
+        let v = self.decimal_value(r, s, pmap);
+        self.retype(s, v)
+    }
+
+    fn decimal_value(
+        &mut self,
+        r: &mut Reader,
+        s: &Scalar,
+        pmap: &mut Pmap,
+    ) -> Res<Option<Decimal>> {
         let init = || match s.initial {
             Some(Initial::Decimal { exponent, mantissa }) => Some(Decimal::new(exponent, mantissa)),
             _ => None,
@@ -320,18 +363,29 @@ impl State_ {
                     }
                     return Ok(v);
                 }
+                self.read_state(s, r.pos)?;
                 Ok(self.dict_value(s, r.pos)?.map(|_| slot_value(&self.dict)))
             }
             Op::Delta => {
                 let at = r.pos;
                 let de = if s.optional {
-                    r.nullable_i64()?
+                    r.nullable_i64()
                 } else {
-                    Some(r.i64()?)
+                    r.i64().map(Some)
                 };
-                let Some(de) = de else { return Ok(None) };
-                let dm = r.i64()?;
-                let base = match self.dict.state(s.slot) {
+                let wide = |st: &mut Self, r: &mut Reader, e| {
+                    st.wide_decimal_delta(r, s.slot, init(), s.optional, at, e, Some(s))
+                };
+                let de = match de {
+                    Ok(Some(de)) => de,
+                    Ok(None) => return Ok(None),
+                    Err(e) => return wide(self, r, e),
+                };
+                let dm = match r.i64() {
+                    Ok(dm) => dm,
+                    Err(e) => return wide(self, r, e),
+                };
+                let base = match self.read_state(s, at)? {
                     State::Assigned => slot_value(&self.dict),
                     State::Undefined => init().unwrap_or(Decimal::new(0, 0)),
                     State::Empty => return fail(ErrorKind::EmptyPrevious, at),
@@ -345,7 +399,8 @@ impl State_ {
     }
 
     fn string(&mut self, r: &mut Reader, s: &Scalar, pmap: &mut Pmap) -> Res<Option<Src>> {
-        self.string_as(r, s, s.op, s.optional, s.ty == FieldType::Ascii, pmap)
+        let v = self.string_as(r, s, s.op, s.optional, s.ty == FieldType::Ascii, pmap);
+        self.retype(s, v)
     }
 
     /// A string under `op`: given as arguments so the specialised arms, calling with
@@ -382,17 +437,19 @@ impl State_ {
                     }
                     return Ok(present.then_some(Src::Slot(s.slot)));
                 }
+                self.read_state(s, r.pos)?;
                 Ok(self.dict_value(s, r.pos)?.map(|_| Src::Slot(s.slot)))
             }
             Op::Tail => {
                 if !pmap.next(r.buf) {
+                    self.read_state(s, r.pos)?;
                     return Ok(self.dict_value(s, r.pos)?.map(|_| Src::Slot(s.slot)));
                 }
                 if !read_string(r, ascii, optional, &mut self.scratch)? {
                     self.dict.set_empty(s.slot);
                     return Ok(None);
                 }
-                if self.dict.state(s.slot) != State::Assigned {
+                if self.read_state(s, r.pos)? != State::Assigned {
                     self.set_base(s);
                 }
                 let base = &mut self.dict.assign(s.slot).bytes;
@@ -408,19 +465,22 @@ impl State_ {
             Op::Delta => {
                 let at = r.pos;
                 let sub = if optional {
-                    r.nullable_i64()?
+                    r.nullable_i64()
                 } else {
-                    Some(r.i64()?)
+                    r.i64().map(Some)
                 };
-                let Some(sub) = sub else { return Ok(None) };
+                let Some(sub) = sub.map_err(|e| subtraction_overflow(e, at))? else {
+                    return Ok(None);
+                };
+                // A subtraction length must be an int32 (spec §6.3.7.3, D7).
+                if sub > i32::MAX as i64 || sub < i32::MIN as i64 {
+                    return fail(ErrorKind::BadSubtraction(sub), at);
+                }
                 read_string(r, ascii, false, &mut self.scratch)?;
-                match self.dict.state(s.slot) {
+                match self.read_state(s, at)? {
                     State::Assigned => {}
                     State::Undefined => self.set_base(s),
                     State::Empty => return fail(ErrorKind::EmptyPrevious, at),
-                }
-                if sub > i32::MAX as i64 || sub < i32::MIN as i64 {
-                    return fail(ErrorKind::BadSubtraction(sub), at);
                 }
                 let base = &mut self.dict.assign(s.slot).bytes;
                 let (front, n) = if sub < 0 {
@@ -442,6 +502,80 @@ impl State_ {
             }
             Op::Increment => fail(ErrorKind::TypeMismatch, r.pos),
         }
+    }
+
+    /// A delta wider than 64 bits (spec §6.3.7.1 note) fails the narrow read of the
+    /// specialised delta arms with IntegerOverflow at the field's start: the field is decoded
+    /// again, from there, by the general path, which reads deltas in 128 bits. Other errors
+    /// pass. Only an error leads here, so the arms stay as they were.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn retry_wide<H: Handler>(
+        &mut self,
+        ts: &Templates,
+        r: &mut Reader,
+        instr: &Instr,
+        pmap: &mut Pmap,
+        h: &mut H,
+        depth: u32,
+        e: Box<crate::CodecError>,
+    ) -> Res<()> {
+        use crate::template::Code::*;
+        if e.kind != ErrorKind::IntegerOverflow {
+            return Err(e);
+        }
+        match instr.compiled.code {
+            // No presence-map bit, and no dictionary entry touched before the delta.
+            UDeltaM | UDeltaO | IDeltaM | IDeltaO | DDeltaM | DDeltaO => {}
+            // The exponent's default took one bit.
+            SplitDefaultDeltaM | SplitDefaultDeltaO => pmap.unread(r.buf),
+            _ => return Err(e),
+        }
+        r.pos = e.offset;
+        self.instr(ts, r, instr, pmap, h, depth)
+    }
+
+    /// A decimal delta (at `at`) one of whose parts did not fit `i64` (`e`): read again in
+    /// 128 bits, the wide path. `typed` is the field where its entry's type is checked.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn wide_decimal_delta(
+        &mut self,
+        r: &mut Reader,
+        slot: u32,
+        init: Option<Decimal>,
+        nullable: bool,
+        at: usize,
+        e: Box<crate::CodecError>,
+        typed: Option<&Scalar>,
+    ) -> Res<Option<Decimal>> {
+        let Some(de) = wide_delta(r, at, nullable, e)? else {
+            return Ok(None);
+        };
+        let dm = r.wide_i128()?;
+        if let Some(s) = typed {
+            self.read_state(s, at)?;
+        }
+        let base = match self.dict.state(slot) {
+            State::Assigned => {
+                let sl = self.dict.slot(slot);
+                Decimal::new(sl.int as i64 as i32, sl.mantissa)
+            }
+            State::Undefined => init.unwrap_or(Decimal::new(0, 0)),
+            State::Empty => return fail(ErrorKind::EmptyPrevious, at),
+        };
+        let exponent = (base.exponent as i128).saturating_add(de);
+        if !(-63..=63).contains(&exponent) {
+            let shown = exponent.clamp(i64::MIN as i128, i64::MAX as i128) as i64;
+            return fail(ErrorKind::ExponentRange(shown), at);
+        }
+        let Ok(m) = i64::try_from((base.mantissa as i128).saturating_add(dm)) else {
+            return fail(ErrorKind::MantissaRange, at);
+        };
+        self.dict.set_decimal(slot, exponent as i32, m);
+        Ok(Some(Decimal::new(exponent as i32, m)))
     }
 
     /// Sets the slot to the base value used when the entry is not assigned: the initial
@@ -516,11 +650,66 @@ fn read_decimal_opt(r: &mut Reader, optional: bool) -> Res<Option<Decimal>> {
     }
 }
 
+/// A delta that did not fit `i64` (`e` says why the narrow read failed), read again as up to
+/// 128 bits from `at` (spec §6.3.7.1 note); None for NULL. Off the hot path: the narrow
+/// read's error branch is the only way here.
+#[cold]
+#[inline(never)]
+pub(super) fn wide_delta(
+    r: &mut Reader,
+    at: usize,
+    nullable: bool,
+    e: Box<crate::CodecError>,
+) -> Res<Option<i128>> {
+    if e.kind != ErrorKind::IntegerOverflow {
+        return Err(e);
+    }
+    r.pos = at;
+    Ok(match r.wide_i128()? {
+        0 if nullable => None,
+        d if nullable && d > 0 => Some(d - 1),
+        d => Some(d),
+    })
+}
+
+/// A subtraction length past 64 bits is out of the int32 range too: D7, not D2.
+#[cold]
+fn subtraction_overflow(e: Box<crate::CodecError>, at: usize) -> Box<crate::CodecError> {
+    match e.kind {
+        ErrorKind::IntegerOverflow => Box::new(crate::CodecError::new(
+            ErrorKind::BadSubtraction(i64::MAX),
+            at,
+        )),
+        _ => e,
+    }
+}
+
+/// An integer delta's sum with its base, range-checked in 128 bits: the wide path.
+pub(super) fn add_int_delta(
+    base: u64,
+    d: i128,
+    signed: bool,
+    lo: i64,
+    hi: u64,
+    at: usize,
+) -> Res<u64> {
+    let base = if signed {
+        base as i64 as i128
+    } else {
+        base as i128
+    };
+    let v = base.saturating_add(d);
+    if v < lo as i128 || v > hi as i128 {
+        return fail(ErrorKind::DeltaOverflow, at);
+    }
+    Ok(if signed { v as i64 as u64 } else { v as u64 })
+}
+
 /// A decimal delta (spec §6.3.7.1): exponent and mantissa deltas added to the base, the
 /// exponent kept within [-63, 63] and the mantissa within 64 bits.
 #[inline]
 pub(super) fn add_decimal_delta(base: Decimal, de: i64, dm: i64, at: usize) -> Res<Decimal> {
-    let e = base.exponent as i64 + de;
+    let e = (base.exponent as i64).saturating_add(de);
     if !(-63..=63).contains(&e) {
         return fail(ErrorKind::ExponentRange(e), at);
     }

@@ -182,11 +182,13 @@ impl State_ {
             return self.run_segment(ts, r, &seg.instrs, pmap, h, depth);
         }
         // Few changes of kind: one shared jump predicts well, and the loop keeps the reader
-        // and presence map in registers.
+        // and presence map in registers. A field that fails on a wide delta is decoded again
+        // by the general path, and the loop goes on after it.
         for instr in &seg.instrs {
             let code = instr.compiled.code;
             if let Err(e) = self.dispatch(code, ts, r, instr, pmap, h, depth) {
-                return Err(e.in_field(&instr.name));
+                self.retry_wide(ts, r, instr, pmap, h, depth, e)
+                    .map_err(|e| e.in_field(&instr.name))?;
             }
         }
         Ok(())

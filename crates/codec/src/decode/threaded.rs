@@ -94,7 +94,14 @@ impl State_ {
         while start < instrs.len() {
             run.end = (start + CHAIN).min(instrs.len());
             if let Err(e) = next(self, &mut run, start) {
-                return Err(e.in_field(&instrs[run.cur].name));
+                // A wide delta is decoded again by the general path, and the chain goes on
+                // after it; any other error ends the segment.
+                let instr = &instrs[run.cur];
+                let (r, pmap, h) = (&mut *run.r, &mut *run.pmap, &mut *run.h);
+                self.retry_wide(ts, r, instr, pmap, h, depth, e)
+                    .map_err(|e| e.in_field(&instr.name))?;
+                start = run.cur + 1;
+                continue;
             }
             start = run.end;
         }

@@ -10,7 +10,9 @@ use crate::template::{
     Code, Initial, Instr, Kind, Operand, CONSTANT, COPY, DEFAULT, DELTA, INCREMENT, NONE,
 };
 use crate::value::Value;
-use crate::wire::{put_ascii, put_i64, put_nullable_i64, put_nullable_u64, put_u64};
+use crate::wire::{
+    put_ascii, put_i64, put_nullable_i64, put_nullable_u64, put_u64, put_wide_delta,
+};
 
 impl State_ {
     /// Encodes a field through its specialised arm; false if its code has none.
@@ -131,11 +133,11 @@ impl State_ {
                 } else {
                     n as i128 - base as i128
                 };
-                let d = i64::try_from(d).or_else(|_| fail(ErrorKind::DeltaOverflow))?;
-                if OPT {
-                    put_nullable_i64(out, Some(d));
-                } else {
-                    put_i64(out, d);
+                match i64::try_from(d) {
+                    Ok(d) if OPT => put_nullable_i64(out, Some(d)),
+                    Ok(d) => put_i64(out, d),
+                    // Wider than i64 (spec §6.3.7.1 note): rare, out of line.
+                    Err(_) => put_wide_delta(out, d, OPT),
                 }
                 self.dict.set_int(a.slot, n);
             }

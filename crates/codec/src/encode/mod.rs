@@ -12,7 +12,9 @@ use crate::dictionary::{Dictionary, State};
 use crate::error::{CodecError, ErrorKind, Locate};
 use crate::template::{FieldType, Initial, Instr, Kind, Op, Scalar, Segment, Templates};
 use crate::value::{Decimal, Message, Value};
-use crate::wire::{patch_pmap, put_ascii, put_i64, put_nullable_i64, put_nullable_u64, put_u64};
+use crate::wire::{
+    patch_pmap, put_ascii, put_i64, put_nullable_i64, put_nullable_u64, put_u64, put_wide_delta,
+};
 
 /// Encodes messages of one stream, keeping dictionaries in step with a decoder.
 pub struct Encoder {
@@ -105,6 +107,23 @@ impl Encoder {
     pub fn reset(&mut self) {
         self.state.dict.reset();
         self.state.last_tid = None;
+    }
+
+    /// Appends a Session Control Protocol Reset message (template 120, no fields) and resets
+    /// the dictionaries, as a decoder will on reading it. The templates must hold a Reset:
+    /// SCP 1.1's, or the file's own template 120 if it is an empty one that resets.
+    pub fn encode_reset(&mut self, out: &mut Vec<u8>) -> Result<(), CodecError> {
+        let id = crate::template::RESET_ID;
+        match self.templates.get(id) {
+            Some(t) if t.reset && t.body.instrs.is_empty() => self.encode(
+                &Message {
+                    template_id: id,
+                    fields: Vec::new(),
+                },
+                out,
+            ),
+            _ => Err(CodecError::new(ErrorKind::UnknownTemplate(id), 0)),
+        }
     }
 
     /// Appends the encoding of `msg` to `out`. On error `out` is left as it was, but the
@@ -263,6 +282,9 @@ impl State_ {
     }
 
     fn set(&mut self, s: &Scalar, v: Option<Sv>) {
+        if s.typed_entry {
+            self.dict.set_type(s.slot, s.ty);
+        }
         match v {
             None => self.dict.set_empty(s.slot),
             Some(Sv::Int(i)) => self.dict.set_int(s.slot, i),
@@ -300,8 +322,15 @@ impl State_ {
             }
             Op::Copy | Op::Increment | Op::Tail => {
                 let state = self.dict.state(s.slot);
+                // An entry of another type: the decoder reads it (D4) for a 0 bit, and
+                // for a tail's base; copy and increment send the value instead.
+                let foreign = s.typed_entry && self.dict.holds_other_type(s.slot, s.ty);
+                if foreign && s.op == Op::Tail && v.is_some() {
+                    return fail(ErrorKind::TypeMismatch);
+                }
                 // What the decoder makes of a 0 bit; None where it would be an error.
                 let implied = match state {
+                    _ if foreign => None,
                     State::Assigned => Some(Some(match (s.op, self.get(s), s.ty) {
                         (Op::Increment, Sv::Int(p), FieldType::Int(it)) => Sv::Int(it.increment(p)),
                         (_, p, _) => p,
@@ -370,12 +399,14 @@ impl State_ {
             return Ok(());
         };
         let state = self.dict.state(s.slot);
-        let put_len = |out: &mut Vec<u8>, d: i64| {
-            if s.optional {
-                put_nullable_i64(out, Some(d))
-            } else {
-                put_i64(out, d)
-            }
+        if s.typed_entry && self.dict.holds_other_type(s.slot, s.ty) {
+            return fail(ErrorKind::TypeMismatch);
+        }
+        let put_len = |out: &mut Vec<u8>, d: i128| match i64::try_from(d) {
+            Ok(d) if s.optional => put_nullable_i64(out, Some(d)),
+            Ok(d) => put_i64(out, d),
+            // Wider than i64 (spec §6.3.7.1 note).
+            Err(_) => put_wide_delta(out, d, s.optional),
         };
         match (self.base(s, state)?, v) {
             (Sv::Int(b), Sv::Int(n)) => {
@@ -387,16 +418,15 @@ impl State_ {
                 } else {
                     (b as i128, n as i128)
                 };
-                let d = i64::try_from(n - b).or_else(|_| fail(ErrorKind::DeltaOverflow))?;
-                put_len(out, d);
+                put_len(out, n - b);
             }
             (Sv::Dec(b), Sv::Dec(n)) => {
-                let dm = n
-                    .mantissa
-                    .checked_sub(b.mantissa)
-                    .ok_or_else(|| Box::new(CodecError::new(ErrorKind::MantissaRange, 0)))?;
-                put_len(out, n.exponent as i64 - b.exponent as i64);
-                put_i64(out, dm);
+                put_len(out, n.exponent as i128 - b.exponent as i128);
+                let dm = n.mantissa as i128 - b.mantissa as i128;
+                match i64::try_from(dm) {
+                    Ok(dm) => put_i64(out, dm),
+                    Err(_) => put_wide_delta(out, dm, false),
+                }
             }
             (Sv::Bytes(b), Sv::Bytes(n)) => {
                 let prefix = b.iter().zip(n).take_while(|(x, y)| x == y).count();
@@ -414,7 +444,7 @@ impl State_ {
                 } else {
                     ((b.len() - prefix) as i64, &n[prefix..])
                 };
-                put_len(out, sub);
+                put_len(out, sub as i128);
                 write(out, s.ty, false, Some(Sv::Bytes(part)))?;
             }
             _ => return fail(ErrorKind::TypeMismatch),

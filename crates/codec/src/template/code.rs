@@ -118,7 +118,11 @@ impl Compiled {
                 c.a = Operand::of(s, it);
             }
             Kind::SplitDecimal { exponent, mantissa } => {
-                if exponent.op == Op::Default && mantissa.op == Op::Delta && !mantissa.optional {
+                if exponent.op == Op::Default
+                    && mantissa.op == Op::Delta
+                    && !mantissa.optional
+                    && !mantissa.typed_entry
+                {
                     c.code = if exponent.optional {
                         Code::SplitDefaultDeltaO
                     } else {
@@ -143,6 +147,9 @@ impl Compiled {
 fn scalar_code(s: &Scalar) -> Code {
     use Code::*;
     let pick = |m: Code, o: Code| if s.optional { o } else { m };
+    if s.typed_entry {
+        return Generic;
+    }
     match (s.ty, s.op) {
         (FieldType::Int(it), op) if !it.signed() => match op {
             Op::None => pick(UNoneM, UNoneO),

@@ -2,8 +2,10 @@
 
 mod code;
 mod model;
+mod session;
 mod xml;
 
 pub(crate) use code::*;
 pub use model::*;
-pub use xml::parse;
+pub use session::{ALERT_ID, HELLO_ID, RESET_ID, SCP_NS, SCP_XML};
+pub use xml::{check, check_with, parse, parse_with, Checked, ParseOptions, Skipped};

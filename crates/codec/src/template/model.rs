@@ -81,6 +81,19 @@ pub enum FieldType {
     Bytes,
 }
 
+impl FieldType {
+    /// A number per type, for the dictionary's type check.
+    pub(crate) fn code(self) -> u8 {
+        match self {
+            FieldType::Int(it) => it as u8,
+            FieldType::Decimal => 8,
+            FieldType::Ascii => 9,
+            FieldType::Unicode => 10,
+            FieldType::Bytes => 11,
+        }
+    }
+}
+
 /// Field operators (spec §6.3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Op {
@@ -114,6 +127,9 @@ pub struct Scalar {
     pub initial: Option<Initial>,
     /// Index into the dictionary's slots; meaningful for copy, increment, delta and tail.
     pub slot: u32,
+    /// The entry is shared with fields of another type, so its type is checked whenever it
+    /// is read (spec §6.3.1, ERR D4). Such fields take the general path.
+    pub typed_entry: bool,
 }
 
 impl Scalar {
@@ -169,6 +185,11 @@ impl Instr {
             optional,
             kind,
         }
+    }
+
+    /// Derives the dispatch code again after `kind` changed.
+    pub(crate) fn recompile(&mut self) {
+        self.compiled = Compiled::of(&self.kind);
     }
 
     /// Whether the instruction may take a bit in the presence map of its segment.
@@ -231,9 +252,15 @@ fn bits_of(i: &Instr) -> usize {
 pub struct Template {
     pub id: u32,
     pub name: String,
+    /// The namespace of the template's name (`templateNs`, spec §7).
+    pub template_ns: Option<String>,
+    /// The namespace of field names (`ns`).
     pub ns: Option<String>,
     /// `reset="Y"`: every dictionary is reset before a message of this template.
     pub reset: bool,
+    /// A FAST Session Control Protocol message the codec knows without the template file
+    /// (see [`crate::template::SCP_XML`]).
+    pub session: bool,
     pub body: Segment,
 }
 
@@ -272,16 +299,22 @@ impl Templates {
     }
 
     /// The template with this id.
-    #[inline]
+    #[inline(always)]
     pub fn get(&self, id: u32) -> Option<&Template> {
         self.index_of(id).map(|i| &self.list[i])
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn index_of(&self, id: u32) -> Option<usize> {
         if let Some(&i) = self.dense.get(id as usize) {
             return (i != NO_TEMPLATE).then_some(i as usize);
         }
+        self.sparse_index_of(id)
+    }
+
+    /// Ids past the dense table: rare, kept out of the decoder's message loop.
+    #[inline(never)]
+    fn sparse_index_of(&self, id: u32) -> Option<usize> {
         self.by_id.get(&id).copied()
     }
 

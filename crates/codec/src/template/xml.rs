@@ -15,10 +15,73 @@ const MAX_XML_BYTES: usize = 16 << 20;
 const MAX_INSTRUCTIONS: usize = 200_000;
 const MAX_NESTING: usize = 64;
 
-/// Parses and compiles a template document.
+/// How template documents are read.
+#[derive(Debug, Clone, Copy)]
+pub struct ParseOptions {
+    /// Know the FAST Session Control Protocol 1.1 messages (Reset 120, Hello 16002, Alert
+    /// 16003) without the template file; the file's own template of an id wins. On by
+    /// default.
+    pub session_control: bool,
+}
+
+impl Default for ParseOptions {
+    fn default() -> Self {
+        ParseOptions {
+            session_control: true,
+        }
+    }
+}
+
+/// Parses and compiles a template document; the first error found, if any.
 pub fn parse(xml: &str) -> Result<Templates, TemplateError> {
+    parse_with(xml, ParseOptions::default())
+}
+
+/// [`parse`] with options.
+pub fn parse_with(xml: &str, opts: ParseOptions) -> Result<Templates, TemplateError> {
+    let checked = check_with(xml, opts);
+    match checked.errors.into_iter().next() {
+        Some(e) => Err(e),
+        None => Ok(checked.templates.expect("no errors, so compiled")),
+    }
+}
+
+/// What [`check`] found in a template document.
+#[derive(Debug, Clone)]
+pub struct Checked {
+    /// The compiled templates, when there are no errors.
+    pub templates: Option<Templates>,
+    /// Every error, in document order: each template is checked whatever the ones before
+    /// it held (an error stops the check of its own template only).
+    pub errors: Vec<TemplateError>,
+    /// Elements that are not errors but give no template of their own: a template without
+    /// an id (usable only through a static reference), an element outside the FAST
+    /// namespace. They explain a file that yields fewer templates than it seems to hold.
+    pub skipped: Vec<Skipped>,
+}
+
+/// An element [`check`] left out, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Skipped {
+    pub line: u32,
+    pub column: u32,
+    pub why: String,
+}
+
+/// Parses and compiles a template document, collecting every error.
+pub fn check(xml: &str) -> Checked {
+    check_with(xml, ParseOptions::default())
+}
+
+/// [`check`] with options.
+pub fn check_with(xml: &str, parse_opts: ParseOptions) -> Checked {
+    let fail = |e| Checked {
+        templates: None,
+        errors: vec![e],
+        skipped: Vec::new(),
+    };
     if xml.len() > MAX_XML_BYTES {
-        return Err(TemplateError {
+        return fail(TemplateError {
             code: SpecCode::S1,
             message: format!("template file is larger than {MAX_XML_BYTES} bytes"),
             line: 1,
@@ -29,30 +92,66 @@ pub fn parse(xml: &str) -> Result<Templates, TemplateError> {
         allow_dtd: false,
         ..Default::default()
     };
-    let doc = Document::parse_with_options(xml, opts).map_err(|e| TemplateError {
-        code: SpecCode::S1,
-        message: format!("not well-formed XML: {e}"),
-        line: e.pos().row,
-        column: e.pos().col,
-    })?;
-    Compiler::new(&doc).run()
+    let doc = match Document::parse_with_options(xml, opts) {
+        Ok(d) => d,
+        Err(e) => {
+            return fail(TemplateError {
+                code: SpecCode::S1,
+                message: format!("not well-formed XML: {e}"),
+                line: e.pos().row,
+                column: e.pos().col,
+            })
+        }
+    };
+    let mut c = Compiler::new(&doc);
+    let mut list = c.run();
+    // Entries that fields of different types share take the general path, which checks
+    // the entry's type on every read.
+    let shared: Vec<bool> = c.slot_types.iter().map(|&(_, mixed)| mixed).collect();
+    if shared.contains(&true) {
+        for t in &mut list {
+            mark_typed_entries(&mut t.body, &shared);
+        }
+    }
+    if parse_opts.session_control {
+        super::session::add_missing(&mut list);
+    }
+    let slot_count = c.slots.len();
+    let mut errors = c.errors;
+    // A template used by static references reports its error at each use: once is enough.
+    let mut seen = std::collections::HashSet::new();
+    errors.retain(|e| seen.insert((e.line, e.column, e.message.clone())));
+    Checked {
+        templates: errors.is_empty().then(|| Templates::new(list, slot_count)),
+        errors,
+        skipped: c.skipped,
+    }
 }
 
 struct Compiler<'a, 'input> {
     doc: &'a Document<'input>,
-    by_name: HashMap<&'a str, Node<'a, 'input>>,
-    slots: HashMap<(String, String, FieldType), u32>,
+    by_name: HashMap<QName<'a>, Node<'a, 'input>>,
+    /// Dictionary entries by (dictionary, key): one slot each, whatever the types of the
+    /// fields that use it (spec §6.3.1: a type clash is a dynamic error, D4).
+    slots: HashMap<(String, String), u32>,
+    /// The type of the first field to use each slot, and whether another type uses it too.
+    slot_types: Vec<(FieldType, bool)>,
     instructions: usize,
-    ref_stack: Vec<&'a str>,
+    ref_stack: Vec<QName<'a>>,
+    errors: Vec<TemplateError>,
+    skipped: Vec<Skipped>,
 }
+
+/// A namespace-qualified name (spec §7): (namespace URI, local name).
+type QName<'a> = (&'a str, &'a str);
 
 /// Inherited context while walking: which template defines the instructions, the dictionary
 /// in force and the application type.
 #[derive(Clone)]
 struct Ctx<'a> {
-    template: &'a str,
+    template: QName<'a>,
     dictionary: &'a str,
-    type_ref: &'a str,
+    type_ref: QName<'a>,
     depth: usize,
 }
 
@@ -64,8 +163,11 @@ impl<'a, 'input> Compiler<'a, 'input> {
             doc,
             by_name: HashMap::new(),
             slots: HashMap::new(),
+            slot_types: Vec::new(),
             instructions: 0,
             ref_stack: Vec::new(),
+            errors: Vec::new(),
+            skipped: Vec::new(),
         }
     }
 
@@ -79,87 +181,152 @@ impl<'a, 'input> Compiler<'a, 'input> {
         }
     }
 
-    fn run(mut self) -> Res<Templates> {
+    fn skip(&mut self, node: Node, why: String) {
+        let pos = self.doc.text_pos_at(node.range().start);
+        self.skipped.push(Skipped {
+            line: pos.row,
+            column: pos.col,
+            why,
+        });
+    }
+
+    /// Compiles every template it can; errors and skipped elements are collected.
+    fn run(&mut self) -> Vec<Template> {
         let root = self.doc.root_element();
         let templates: Vec<Node> = match root.tag_name().name() {
-            "templates" => fast_children(root).collect(),
+            "templates" => {
+                for n in root.children().filter(|c| c.is_element()) {
+                    if let Some(ns) = n.tag_name().namespace().filter(|ns| *ns != FAST_NS) {
+                        let why = format!(
+                            "<{}> is in namespace {ns}, not FAST's ({FAST_NS}): ignored",
+                            n.tag_name().name()
+                        );
+                        self.skip(n, why);
+                    }
+                }
+                fast_children(root).collect()
+            }
             "template" => vec![root],
             other => {
-                return Err(self.err(
+                let e = self.err(
                     root,
                     SpecCode::S1,
                     format!("root element must be <templates> or <template>, not <{other}>"),
-                ))
+                );
+                self.errors.push(e);
+                return Vec::new();
             }
         };
-        for t in &templates {
-            if t.tag_name().name() != "template" {
-                return Err(self.err(
-                    *t,
-                    SpecCode::S1,
-                    format!("unexpected <{}> in <templates>", t.tag_name().name()),
-                ));
-            }
-            let name = self.required_attr(*t, "name")?;
-            if self.by_name.insert(name, *t).is_some() {
-                return Err(self.err(
-                    *t,
-                    SpecCode::S1,
-                    format!("template name {name:?} is used twice"),
-                ));
-            }
-        }
-        let mut list = Vec::with_capacity(templates.len());
-        let mut ids = HashMap::new();
+        let mut named = Vec::with_capacity(templates.len());
         for t in templates {
-            let name = self.required_attr(t, "name")?;
-            let id = match t.attribute("id") {
-                Some(s) => s.trim().parse::<u32>().map_err(|_| {
-                    self.err(
-                        t,
-                        SpecCode::S1,
-                        format!("template id {s:?} is not a uInt32"),
-                    )
-                })?,
-                // A template without an id can only be used through a static reference.
-                None => continue,
-            };
-            if let Some(other) = ids.insert(id, name) {
-                return Err(self.err(
+            if t.tag_name().name() != "template" {
+                let e = self.err(
                     t,
                     SpecCode::S1,
-                    format!("template id {id} is used by both {other:?} and {name:?}"),
-                ));
+                    format!("unexpected <{}> in <templates>", t.tag_name().name()),
+                );
+                self.errors.push(e);
+                continue;
             }
-            let reset = match t.attribute("reset") {
-                None => false,
-                Some(v) => parse_bool(v).ok_or_else(|| {
-                    self.err(
-                        t,
-                        SpecCode::S1,
-                        format!("reset={v:?} is not a yes/no value"),
-                    )
-                })?,
+            let name = match self.required_attr(t, "name") {
+                Ok(n) => n,
+                Err(e) => {
+                    self.errors.push(e);
+                    continue;
+                }
             };
-            let ctx = Ctx {
-                template: name,
-                dictionary: inherited(t, "dictionary").unwrap_or("global"),
-                type_ref: type_ref_of(t).unwrap_or(""),
-                depth: 0,
-            };
-            self.ref_stack.clear();
-            self.ref_stack.push(name);
-            let instrs = self.instructions(t, &ctx)?;
-            list.push(Template {
-                id,
-                name: name.to_owned(),
-                ns: inherited(t, "ns").map(str::to_owned),
-                reset,
-                body: Segment::new(instrs),
-            });
+            let qname = (inherited(t, "templateNs").unwrap_or(""), name);
+            if self.by_name.insert(qname, t).is_some() {
+                let e = self.err(
+                    t,
+                    SpecCode::S1,
+                    format!(
+                        "template name {name:?} is used twice in templateNs {:?}",
+                        qname.0
+                    ),
+                );
+                self.errors.push(e);
+                continue;
+            }
+            named.push((name, t));
         }
-        let slot_count = self.slots.len();
-        Ok(Templates::new(list, slot_count))
+        let mut list = Vec::with_capacity(named.len());
+        let mut ids = HashMap::new();
+        for (name, t) in named {
+            match self.template(name, t, &mut ids) {
+                Ok(Some(t)) => list.push(t),
+                Ok(None) => {}
+                Err(e) => self.errors.push(e),
+            }
+        }
+        list
+    }
+
+    /// One template, or `None` for one without an id.
+    fn template(
+        &mut self,
+        name: &'a str,
+        t: Node<'a, 'input>,
+        ids: &mut HashMap<u32, &'a str>,
+    ) -> Res<Option<Template>> {
+        let id = match t.attribute("id") {
+            Some(s) => s.trim().parse::<u32>().map_err(|_| {
+                self.err(
+                    t,
+                    SpecCode::S1,
+                    format!("template id {s:?} is not a uInt32"),
+                )
+            })?,
+            // A template without an id can only be used through a static reference.
+            None => {
+                let why = format!(
+                    "template {name:?} has no id: it can only be used through a static \
+                     <templateRef name=\"{name}\"/>, not decoded on its own"
+                );
+                self.skip(t, why);
+                return Ok(None);
+            }
+        };
+        if let Some(other) = ids.insert(id, name) {
+            return Err(self.err(
+                t,
+                SpecCode::S1,
+                format!("template id {id} is used by both {other:?} and {name:?}"),
+            ));
+        }
+        // `reset` (fastfeed, QuickFAST) or SCP 1.1's `scp:reset` (OpenFAST, mFAST, MOEX).
+        let reset_attr = t
+            .attribute("reset")
+            .or_else(|| t.attribute((super::SCP_NS, "reset")));
+        let reset = match reset_attr {
+            None => false,
+            Some(v) => parse_bool(v).ok_or_else(|| {
+                self.err(
+                    t,
+                    SpecCode::S1,
+                    format!("reset={v:?} is not a yes/no value"),
+                )
+            })?,
+        };
+        let template_ns = inherited(t, "templateNs");
+        let ctx = Ctx {
+            template: (template_ns.unwrap_or(""), name),
+            dictionary: inherited(t, "dictionary").unwrap_or("global"),
+            type_ref: type_ref_of(t).unwrap_or(("", "")),
+            depth: 0,
+        };
+        self.ref_stack.clear();
+        self.ref_stack.push(ctx.template);
+        let instrs = self.instructions(t, &ctx)?;
+        Ok(Some(Template {
+            id,
+            name: name.to_owned(),
+            template_ns: template_ns.map(str::to_owned),
+            ns: inherited(t, "ns").map(str::to_owned),
+            reset,
+            session: false,
+            body: Segment::new(instrs),
+        }))
     }
 
     fn required_attr(&self, node: Node<'a, 'input>, name: &str) -> Res<&'a str> {
@@ -202,28 +369,29 @@ impl<'a, 'input> Compiler<'a, 'input> {
             ));
             return Ok(());
         };
-        let Some(&target) = self.by_name.get(name) else {
+        let qname = (inherited(node, "templateNs").unwrap_or(""), name);
+        let Some(&target) = self.by_name.get(&qname) else {
             return Err(self.err(
                 node,
                 SpecCode::S1,
                 format!("templateRef to unknown template {name:?} [ERR D8]"),
             ));
         };
-        if self.ref_stack.contains(&name) {
+        if self.ref_stack.contains(&qname) {
+            let names: Vec<&str> = self.ref_stack.iter().map(|q| q.1).collect();
             return Err(self.err(
                 node,
                 SpecCode::S1,
-                format!(
-                    "static templateRef cycle: {} -> {name}",
-                    self.ref_stack.join(" -> ")
-                ),
+                format!("static templateRef cycle: {} -> {name}", names.join(" -> ")),
             ));
         }
-        self.ref_stack.push(name);
-        // The referenced template's fields keep their own template dictionary scope.
+        self.ref_stack.push(qname);
+        // The referred template becomes the current one (spec §6.4), and its fields take
+        // their dictionary from their own XML ancestry (§6.3.1), which holds the referred
+        // template and never the <templateRef>: the referring context's does not carry over.
         let inner = Ctx {
-            template: name,
-            dictionary: target.attribute("dictionary").unwrap_or(ctx.dictionary),
+            template: qname,
+            dictionary: inherited(target, "dictionary").unwrap_or("global"),
             type_ref: type_ref_of(target).unwrap_or(ctx.type_ref),
             depth: ctx.depth + 1,
         };
@@ -321,19 +489,21 @@ impl<'a, 'input> Compiler<'a, 'input> {
     ) -> Res<Kind> {
         let op_node = fast_children(node).find(|c| c.tag_name().name() != "length");
         Ok(Kind::Scalar(
-            self.scalar(node, op_node, ctx, ty, optional, name)?,
+            self.scalar(op_node, ctx, ty, optional, name, name)?,
         ))
     }
 
-    /// Builds one scalar from its operator element (or none).
+    /// Builds one scalar from its operator element (or none). `key` is the operator's
+    /// default key: the field's name, or a generated one (a decimal's exponent and mantissa,
+    /// a sequence's implicit length) that no name in a template can equal.
     fn scalar(
         &mut self,
-        field: Node<'a, 'input>,
         op_node: Option<Node<'a, 'input>>,
         ctx: &Ctx<'a>,
         ty: FieldType,
         optional: bool,
         name: &str,
+        key: &str,
     ) -> Res<Scalar> {
         let Some(op_node) = op_node else {
             return Ok(Scalar {
@@ -342,6 +512,7 @@ impl<'a, 'input> Compiler<'a, 'input> {
                 optional,
                 initial: None,
                 slot: 0,
+                typed_entry: false,
             });
         };
         let op = match op_node.tag_name().name() {
@@ -392,22 +563,20 @@ impl<'a, 'input> Compiler<'a, 'input> {
                 format!("mandatory default field {name:?} has no value"),
             ));
         }
-        let _ = field;
         let slot = match op {
             Op::Copy | Op::Increment | Op::Delta | Op::Tail => {
                 let dict = op_node.attribute("dictionary").unwrap_or(ctx.dictionary);
                 let scope = match dict {
                     "global" => "g".to_owned(),
-                    "template" => format!("t:{}", ctx.template),
-                    "type" => format!("y:{}", ctx.type_ref),
+                    "template" => format!("t:{}\u{0}{}", ctx.template.0, ctx.template.1),
+                    "type" => format!("y:{}\u{0}{}", ctx.type_ref.0, ctx.type_ref.1),
                     user => format!("u:{user}"),
                 };
                 // Keys are names, and two names are equal iff their namespaces and local
                 // names are (spec §7): the nearest ns attribute qualifies the key.
                 let key_ns = inherited(op_node, "ns").unwrap_or("");
-                let key = format!("{key_ns}\u{0}{}", op_node.attribute("key").unwrap_or(name));
-                let next = self.slots.len() as u32;
-                *self.slots.entry((scope, key, ty)).or_insert(next)
+                let key = format!("{key_ns}\u{0}{}", op_node.attribute("key").unwrap_or(key));
+                self.slot(scope, key, ty)
             }
             _ => 0,
         };
@@ -417,19 +586,31 @@ impl<'a, 'input> Compiler<'a, 'input> {
             optional,
             initial,
             slot,
+            typed_entry: false,
         })
     }
 
+    /// The slot of an entry, noting when fields of different types share it.
+    fn slot(&mut self, scope: String, key: String, ty: FieldType) -> u32 {
+        let next = self.slots.len() as u32;
+        let slot = *self.slots.entry((scope, key)).or_insert(next);
+        if slot == next {
+            self.slot_types.push((ty, false));
+        } else if self.slot_types[slot as usize].0 != ty {
+            self.slot_types[slot as usize].1 = true;
+        }
+        slot
+    }
+
+    /// Converts an initial value (spec §6.3.2, §8.1): a value that does not convert is a
+    /// static error, S3, whatever error the conversion itself would signal.
     fn initial(&self, node: Node, ty: FieldType, v: &str) -> Res<Initial> {
-        let bad = |code, what: &str| self.err(node, code, format!("initial value {v:?} {what}"));
+        let bad = |what: &str| self.err(node, SpecCode::S3, format!("initial value {v:?} {what}"));
         Ok(match ty {
             FieldType::Int(it) => {
-                let n: i128 = v
-                    .trim()
-                    .parse()
-                    .map_err(|_| bad(SpecCode::S3, "is not an integer"))?;
+                let n = parse_integer(v, it.signed()).ok_or_else(|| bad("is not an integer"))?;
                 if n < it.min() || n > it.max() {
-                    return Err(bad(SpecCode::R4, &format!("does not fit {}", it.name())));
+                    return Err(bad(&format!("does not fit {}", it.name())));
                 }
                 Initial::Int(if it.signed() {
                     n as i64 as u64
@@ -438,23 +619,21 @@ impl<'a, 'input> Compiler<'a, 'input> {
                 })
             }
             FieldType::Decimal => {
-                let (exponent, mantissa) = parse_decimal(v.trim())
-                    .ok_or_else(|| bad(SpecCode::S3, "is not a decimal in range"))?;
+                let (exponent, mantissa) =
+                    parse_initial_decimal(v).ok_or_else(|| bad("is not a decimal in range"))?;
                 let (exponent, mantissa) = normalize(exponent, mantissa);
                 Initial::Decimal { exponent, mantissa }
             }
             FieldType::Ascii => {
                 if !v.is_ascii() {
-                    return Err(bad(SpecCode::R3, "is not ASCII"));
+                    return Err(bad("is not ASCII"));
                 }
                 Initial::Bytes(v.as_bytes().into())
             }
             FieldType::Unicode => Initial::Bytes(v.as_bytes().into()),
-            FieldType::Bytes => Initial::Bytes(
-                parse_hex(v)
-                    .ok_or_else(|| bad(SpecCode::S3, "is not hex digits"))?
-                    .into(),
-            ),
+            FieldType::Bytes => {
+                Initial::Bytes(parse_hex(v).ok_or_else(|| bad("is not hex digits"))?.into())
+            }
         })
     }
 
@@ -472,21 +651,22 @@ impl<'a, 'input> Compiler<'a, 'input> {
         }
         let exp_op = exp_node.and_then(|n| fast_children(n).next());
         let mant_op = mant_node.and_then(|n| fast_children(n).next());
+        // The parts' generated names (spec §6.2.2) are their default keys.
         let exponent = self.scalar(
-            node,
             exp_op,
             ctx,
             FieldType::Int(IntType::I32),
             optional,
             name,
+            &generated(name, "exponent"),
         )?;
         let mantissa = self.scalar(
-            node,
             mant_op,
             ctx,
             FieldType::Int(IntType::I64),
             false,
             name,
+            &generated(name, "mantissa"),
         )?;
         if let Some(Initial::Int(e)) = exponent.initial {
             let e = e as i64;
@@ -494,7 +674,7 @@ impl<'a, 'input> Compiler<'a, 'input> {
                 return Err(self.err(
                     node,
                     SpecCode::R1,
-                    format!("exponent initial value {e} is outside -63..=63"),
+                    format!("exponent initial value {e} is outside -63 to 63"),
                 ));
             }
         }
@@ -510,18 +690,18 @@ impl<'a, 'input> Compiler<'a, 'input> {
     ) -> Res<Kind> {
         let inner = nested_ctx(node, ctx);
         let len_node = fast_children(node).find(|c| c.tag_name().name() == "length");
-        let length_name = len_node
-            .and_then(|n| n.attribute("name"))
-            .map(str::to_owned)
-            .unwrap_or_else(|| format!("{name}.length"));
+        let explicit = len_node.and_then(|n| n.attribute("name"));
+        // The implicit name is shown as `S.length`; its key can equal no explicit name.
+        let length_name = explicit.map_or_else(|| format!("{name}.length"), str::to_owned);
+        let length_key = explicit.map_or_else(|| generated(name, "length"), str::to_owned);
         let len_op = len_node.and_then(|n| fast_children(n).next());
         let length = self.scalar(
-            node,
             len_op,
             &inner,
             FieldType::Int(IntType::U32),
             optional,
             &length_name,
+            &length_key,
         )?;
         let body = Segment::new(self.instructions(node, &inner)?);
         Ok(Kind::Sequence {
@@ -549,10 +729,42 @@ fn fast_children<'a, 'input>(node: Node<'a, 'input>) -> impl Iterator<Item = Nod
     })
 }
 
-fn type_ref_of<'a>(node: Node<'a, '_>) -> Option<&'a str> {
-    fast_children(node)
-        .find(|c| c.tag_name().name() == "typeRef")
-        .and_then(|c| c.attribute("name"))
+/// The application type an element names, qualified by its nearest ns (spec §7).
+fn type_ref_of<'a>(node: Node<'a, '_>) -> Option<QName<'a>> {
+    let t = fast_children(node).find(|c| c.tag_name().name() == "typeRef")?;
+    Some((inherited(t, "ns").unwrap_or(""), t.attribute("name")?))
+}
+
+/// A generated name (a decimal part's, an implicit sequence length's): U+0001 cannot appear
+/// in an XML document, so no name given in a template equals it.
+fn generated(name: &str, part: &str) -> String {
+    format!("{name}\u{1}{part}")
+}
+
+/// Marks the scalars whose entries fields of other types share, and gives their
+/// instructions the general path.
+fn mark_typed_entries(seg: &mut Segment, shared: &[bool]) {
+    let mark = |s: &mut Scalar| {
+        let keyed = matches!(s.op, Op::Copy | Op::Increment | Op::Delta | Op::Tail);
+        s.typed_entry = keyed && shared[s.slot as usize];
+    };
+    for instr in &mut seg.instrs {
+        match &mut instr.kind {
+            Kind::Scalar(s) => mark(s),
+            Kind::SplitDecimal { exponent, mantissa } => {
+                mark(exponent);
+                mark(mantissa);
+            }
+            Kind::Sequence { length, body, .. } => {
+                mark(length);
+                mark_typed_entries(body, shared);
+            }
+            Kind::Group(body) => mark_typed_entries(body, shared),
+            Kind::DynamicRef => {}
+        }
+        instr.recompile();
+    }
+    *seg = Segment::new(std::mem::take(&mut seg.instrs));
 }
 
 /// An attribute from the node or its nearest ancestor that has it.
@@ -579,6 +791,42 @@ fn parse_hex(v: &str) -> Option<Vec<u8>> {
         .chunks(2)
         .map(|p| u8::from_str_radix(std::str::from_utf8(p).ok()?, 16).ok())
         .collect()
+}
+
+/// Whitespace as §8.1 trims it: space, tab, carriage return, line feed.
+fn trim_ws(v: &str) -> &str {
+    v.trim_matches([' ', '\t', '\r', '\n'])
+}
+
+/// An integer literal (spec §8.1.1): digits, after a minus sign if the type is signed.
+fn parse_integer(v: &str, signed: bool) -> Option<i128> {
+    let v = trim_ws(v);
+    let digits = if signed {
+        v.strip_prefix('-').unwrap_or(v)
+    } else {
+        v
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    v.parse().ok()
+}
+
+/// A decimal literal (spec §8.1.2): `1`, `1.1`, `.1`, `-0.1`; no exponent, and a period only
+/// before a decimal part.
+fn parse_initial_decimal(v: &str) -> Option<(i32, i64)> {
+    let v = trim_ws(v);
+    let body = v.strip_prefix('-').unwrap_or(v);
+    let (int, frac) = match body.split_once('.') {
+        Some((_, "")) => return None,
+        Some((int, frac)) => (int, frac),
+        None => (body, ""),
+    };
+    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
+    if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) {
+        return None;
+    }
+    parse_decimal(v)
 }
 
 /// Moves trailing zeros of the mantissa into the exponent: the spec takes an initial value
