@@ -3,12 +3,25 @@
 # Usage: fuzz/run.sh [SECONDS] [TARGET...]
 # Needs cargo-fuzz (`cargo install cargo-fuzz`); libFuzzer's nightly flags run on the stable
 # toolchain through RUSTC_BOOTSTRAP. Findings land in fuzz/artifacts/<target>/.
+# Fails (non-zero) on an unknown target, a fuzz build or run that fails, or any finding:
+# fuzz/selftest.sh checks that it does.
 set -euo pipefail
 cd "$(dirname "$0")"
 secs="${1:-900}"
 shift || true
+if ! [[ "$secs" =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then
+  echo "fuzz/run.sh: SECONDS must be a positive number, not '$secs'" >&2
+  exit 2
+fi
+all=(decode templates framing roundtrip generated)
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(decode templates framing roundtrip)
+[ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
+for t in "${targets[@]}"; do
+  if [ ! -f "fuzz_targets/$t.rs" ]; then
+    echo "fuzz/run.sh: no fuzz target '$t' (there are: ${all[*]})" >&2
+    exit 2
+  fi
+done
 shared=../../shared/corpus
 export RUSTC_BOOTSTRAP=1
 
@@ -22,17 +35,32 @@ if [ -d "$shared" ]; then
   seed corpus/decode 001 "$shared/moex-forts-2013/increment_a.dat" 0 800
   seed corpus/decode 001 "$shared/moex-forts-2013/snapshot.dat" 0 800
   seed corpus/decode 002 "$shared/openfast-fpl/messages.fast" 0 119
+  # The generated decoders' sets: 0 mFAST, 1 MOEX, 2 FPL (see fuzz_targets/generated.rs).
+  seed corpus/generated 000 "$shared/mfast-complex/complex30000.dat" 4 66
+  seed corpus/generated 101 "$shared/moex-forts-2013/increment_a.dat" 0 800
+  seed corpus/generated 002 "$shared/openfast-fpl/messages.fast" 0 119
   mkdir -p corpus/templates corpus/framing corpus/roundtrip
-  cp "$shared"/*/*.xml corpus/templates/ 2>/dev/null || true
+  for f in "$shared"/*/*.xml; do # several folders hold a templates.xml
+    cp "$f" "corpus/templates/$(basename "$(dirname "$f")")-$(basename "$f")"
+  done
   head -c 4000 "$shared/mfast-complex/complex30000.dat" > corpus/framing/mfast
 fi
 
+log=$(mktemp)
+trap 'rm -f "$log"' EXIT
 for t in "${targets[@]}"; do
   mkdir -p "corpus/$t"
   echo "== fuzz $t for ${secs}s"
-  cargo fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 2>&1 |
-    grep -E "^(#[0-9]+ +DONE|Done|==[0-9]+==|SUMMARY|artifact)|stat::" || true
-  # A crash makes cargo fuzz exit non-zero and leaves an artifact: fail loudly.
+  status=0
+  cargo fuzz run "$t" "corpus/$t" -- -max_total_time="$secs" -rss_limit_mb=2048 -timeout=10 \
+    > "$log" 2>&1 || status=$?
+  # The summary lines only; the exit status and the artifacts decide.
+  grep -E "^(#[0-9]+ +DONE|Done|==[0-9]+==|SUMMARY|artifact)|stat::" "$log" || true
+  if [ "$status" -ne 0 ]; then
+    tail -n 30 "$log" >&2
+    echo "fuzz $t: cargo fuzz failed (exit $status): a broken build or a finding" >&2
+    exit 1
+  fi
   if compgen -G "artifacts/$t/*" > /dev/null; then
     echo "fuzz $t: findings in fuzz/artifacts/$t" >&2
     exit 1

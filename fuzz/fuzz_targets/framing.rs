@@ -25,13 +25,36 @@ fuzz_target!(|data: &[u8]| {
             },
         );
         let mut total = 0;
+        let mut end = 0;
         for p in framing.packets(data) {
-            let Ok(p) = p else { break };
+            let p = match p {
+                Ok(p) => p,
+                Err(e) => {
+                    assert!(e.skipped(data.len()) <= data.len());
+                    continue;
+                }
+            };
             total += p.bytes.len();
-            assert!(p.offset + p.bytes.len() <= data.len());
+            assert!(p.offset >= end && p.offset + p.bytes.len() <= data.len());
+            end = p.offset + p.bytes.len();
             if let Err(e) = pd.decode_packet(&p, &mut (), |_, _| {}) {
                 assert!(e.file_offset <= data.len());
             }
+            // Resynchronising: every message and every skip lies inside the packet.
+            let mut covered = 0;
+            let sum = pd.decode_resync(
+                &p,
+                &mut (),
+                |_, at, len| {
+                    assert!(at + len <= p.bytes.len());
+                    covered += len;
+                },
+                |r| {
+                    assert!(r.error.file_offset <= data.len());
+                    assert!(r.resumed_at.is_none_or(|at| at < end));
+                },
+            );
+            assert!(covered + sum.skipped <= p.bytes.len());
         }
         assert!(total <= data.len());
     }

@@ -1,22 +1,28 @@
 //! UDP multicast send/receive (socket2) and deterministic sender-side fault injection.
 
+pub mod affinity;
 mod fault;
 mod mcast;
 
 pub use fault::{Corruption, Fate, FaultConfig, FaultCounts, FaultInjector};
 pub use mcast::{
-    loopback_multicast_works, McastReceiver, McastSender, LOOPBACK_HINT, RECV_BUFFER_REQUEST,
+    loopback_multicast_works, overflow_hint, McastReceiver, McastSender, LOOPBACK_HINT,
+    RECV_BUFFER_REQUEST,
 };
+
+/// The largest UDP payload one IPv4 datagram carries: 65,535 bytes less the 20-byte IP and
+/// 8-byte UDP headers.
+pub const MAX_DATAGRAM: usize = 65_507;
 
 /// Errors of this crate.
 #[derive(Debug, thiserror::Error)]
 pub enum NetError {
-    /// A socket operation failed.
-    #[error("{context}: {source}")]
+    /// A socket operation failed. The OS error is part of the message, not a separate
+    /// source, so a chain of causes prints it once.
+    #[error("{context}: {error}")]
     Io {
         context: String,
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The group address is not a multicast address.
     #[error("{0} is not an IPv4 multicast address")]
@@ -28,5 +34,5 @@ pub enum NetError {
 
 pub(crate) fn io_err(context: impl Into<String>) -> impl FnOnce(std::io::Error) -> NetError {
     let context = context.into();
-    move |source| NetError::Io { context, source }
+    move |error| NetError::Io { context, error }
 }

@@ -81,6 +81,7 @@ pub struct McastReceiver {
     socket: UdpSocket,
     group: SocketAddrV4,
     recv_buffer: usize,
+    requested: usize,
 }
 
 impl McastReceiver {
@@ -89,6 +90,15 @@ impl McastReceiver {
     /// SO_REUSEPORT so several receivers can share it, then joins the group on
     /// `interface` and asks for a [`RECV_BUFFER_REQUEST`] receive buffer.
     pub fn new(group: SocketAddrV4, interface: Ipv4Addr) -> Result<Self, NetError> {
+        Self::with_buffer(group, interface, RECV_BUFFER_REQUEST)
+    }
+
+    /// As [`new`](Self::new), asking for a receive buffer of `request` bytes.
+    pub fn with_buffer(
+        group: SocketAddrV4,
+        interface: Ipv4Addr,
+        request: usize,
+    ) -> Result<Self, NetError> {
         check_group(&group)?;
         let socket = udp_socket()?;
         socket
@@ -98,7 +108,7 @@ impl McastReceiver {
             .set_reuse_port(true)
             .map_err(io_err("SO_REUSEPORT"))?;
         // Not fatal if refused: the granted size is reported instead.
-        let _ = socket.set_recv_buffer_size(RECV_BUFFER_REQUEST);
+        let _ = socket.set_recv_buffer_size(request);
         let recv_buffer = socket.recv_buffer_size().map_err(io_err("SO_RCVBUF"))?;
         socket
             .bind(&SockAddr::from(group))
@@ -110,6 +120,7 @@ impl McastReceiver {
             socket: socket.into(),
             group,
             recv_buffer,
+            requested: request,
         })
     }
 
@@ -134,9 +145,49 @@ impl McastReceiver {
         self.recv_buffer
     }
 
+    /// The receive buffer size asked for.
+    pub fn recv_buffer_requested(&self) -> usize {
+        self.requested
+    }
+
+    /// Datagrams the kernel dropped for this socket so far, mostly because its receive
+    /// buffer was full: the `drops` column of `/proc/net/udp`. `None` where that cannot
+    /// be read (not Linux).
+    pub fn kernel_drops(&self) -> Option<u64> {
+        use std::os::fd::AsRawFd;
+        let link = std::fs::read_link(format!("/proc/self/fd/{}", self.socket.as_raw_fd())).ok()?;
+        let inode = link
+            .to_str()?
+            .strip_prefix("socket:[")?
+            .strip_suffix(']')?
+            .to_owned();
+        let table = std::fs::read_to_string("/proc/net/udp").ok()?;
+        udp_drops(&table, &inode)
+    }
+
     pub fn group(&self) -> SocketAddrV4 {
         self.group
     }
+}
+
+/// The `drops` column of the `/proc/net/udp` row of the socket with `inode`.
+fn udp_drops(table: &str, inode: &str) -> Option<u64> {
+    // sl local rem st tx:rx tr:when retrnsmt uid timeout inode ref pointer drops
+    table.lines().skip(1).find_map(|line| {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        (cols.get(9) == Some(&inode)).then(|| cols.get(12)?.parse().ok())?
+    })
+}
+
+/// What to tell a user whose receiver lost datagrams in the kernel: `drops` since the
+/// socket opened, `granted` its SO_RCVBUF.
+pub fn overflow_hint(drops: u64, granted: usize) -> String {
+    format!(
+        "the kernel dropped {drops} datagrams for this socket: its receive buffer \
+         ({granted} bytes granted) overflowed because packets came faster than they were \
+         read. Send slower (multicast -s MICROS) or allow a larger buffer \
+         (sysctl -w net.core.rmem_max=16777216; {RECV_BUFFER_REQUEST} bytes are asked for)"
+    )
 }
 
 /// Whether a datagram sent to a multicast group via 127.0.0.1 comes back within
@@ -169,5 +220,18 @@ fn probe_once(group: SocketAddrV4, probe: &[u8]) -> Result<bool, NetError> {
             Ok(_) => continue, // someone else's datagram
             Err(_) => return Ok(false),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn drops_are_read_from_the_socket_row() {
+        let table = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode ref pointer drops\n\
+   7: 857FFFEF:32D6 00000000:0000 07 00000000:00000000 00:00000000 00000000     0        0 411 2 0000000000000000 0\n\
+  12: 857FFFEF:32D6 00000000:0000 07 00000000:00012C00 00:00000000 00000000     0        0 4242 2 0000000000000000 17\n";
+        assert_eq!(super::udp_drops(table, "4242"), Some(17));
+        assert_eq!(super::udp_drops(table, "411"), Some(0));
+        assert_eq!(super::udp_drops(table, "41"), None);
     }
 }

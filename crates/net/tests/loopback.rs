@@ -115,3 +115,39 @@ fn rejects_non_multicast_group() {
     assert!(McastSender::new(unicast, LO, 1, true).is_err());
     assert!(McastReceiver::new(unicast, LO).is_err());
 }
+
+/// An overflowing receive buffer is visible: every datagram sent is either received or
+/// counted in the kernel's drop counter for the socket.
+#[test]
+fn receive_buffer_overflow_is_counted() {
+    assert!(available());
+    let group = random_group();
+    // The smallest buffer the kernel grants (a few KiB): a burst overflows it.
+    let rx = McastReceiver::with_buffer(group, LO, 1).unwrap();
+    assert!(
+        rx.recv_buffer_size() < 64 << 10,
+        "{}",
+        rx.recv_buffer_size()
+    );
+    assert_eq!(rx.kernel_drops(), Some(0));
+    let tx = McastSender::new(group, LO, 1, true).unwrap();
+    let sent = 200;
+    for i in 0..sent {
+        tx.send(&[i as u8; 1000]).unwrap();
+    }
+    rx.set_nonblocking(true).unwrap();
+    let mut received = 0;
+    let mut buf = [0u8; 2048];
+    while rx.recv(&mut buf).is_ok() {
+        received += 1;
+    }
+    let drops = rx.kernel_drops().unwrap();
+    assert!(drops > 0, "received {received}, no drops");
+    assert_eq!(
+        received + drops,
+        sent,
+        "received {received}, dropped {drops}"
+    );
+    let hint = fastfeed_net::overflow_hint(drops, rx.recv_buffer_size());
+    assert!(hint.contains(&format!("dropped {drops} datagrams")) && hint.contains("-s"));
+}

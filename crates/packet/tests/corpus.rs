@@ -259,3 +259,28 @@ fn mfast_complex_round_trips() {
     );
     assert_eq!(total, 30_001);
 }
+
+#[test]
+fn moex_raw_captures_split_into_packets_at_each_reset() {
+    let ts = templates("moex-forts-2013/templates.xml");
+    let mut dec = fastfeed_codec::Decoder::new(ts.clone());
+    for (file, packets) in [
+        ("increment_a.dat", 8_101),
+        ("increment_b.dat", 8_088),
+        ("snapshot.dat", 9_314),
+    ] {
+        let data = corpus(&format!("moex-forts-2013/{file}"));
+        let split = fastfeed_packet::split_at_resets(&mut dec, &data).unwrap();
+        assert_eq!(split.len(), packets, "{file}");
+        // Every packet starts with the Reset message (C0 F8) and they tile the file.
+        assert!(split.iter().all(|p| p.bytes.starts_with(&[0xc0, 0xf8])));
+        assert_eq!(
+            split.iter().map(|p| p.bytes.len()).sum::<usize>(),
+            data.len()
+        );
+    }
+    // A cut inside a message is an error located at the cut packet.
+    let data = corpus("moex-forts-2013/increment_a.dat");
+    let err = fastfeed_packet::split_at_resets(&mut dec, &data[..1000]).unwrap_err();
+    assert!(err.file_offset <= 1000 && err.packet > 0, "{err}");
+}

@@ -1,0 +1,210 @@
+//! The streaming decoder against the in-memory one: the same messages from the corpus
+//! whatever the read sizes and window, and the same located errors on damaged input.
+
+use std::io::{self, Read};
+use std::sync::Arc;
+
+use fastfeed_codec::{Decoder, Message, MessageBuilder, Templates};
+use fastfeed_packet::{
+    write_len32le, Framing, PacketDecoder, PacketOptions, StreamDecoder, StreamError,
+};
+
+fn corpus(path: &str) -> Vec<u8> {
+    let p = format!(
+        "{}/../../../shared/corpus/{path}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
+}
+
+fn templates(path: &str) -> Arc<Templates> {
+    fastfeed_codec::parse_templates(&String::from_utf8(corpus(path)).unwrap()).unwrap()
+}
+
+/// Hands out at most `chunk` bytes per read, as a pipe or socket may.
+struct Trickle<'a> {
+    data: &'a [u8],
+    chunk: usize,
+}
+
+impl Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = buf.len().min(self.chunk).min(self.data.len());
+        buf[..n].copy_from_slice(&self.data[..n]);
+        self.data = &self.data[n..];
+        Ok(n)
+    }
+}
+
+type Outcome = (Vec<Message>, Vec<String>);
+
+fn in_memory(ts: &Arc<Templates>, data: &[u8], framing: Framing, opts: PacketOptions) -> Outcome {
+    let mut pd = PacketDecoder::new(Decoder::new(ts.clone()), opts);
+    let (mut msgs, mut errs) = (Vec::new(), Vec::new());
+    let mut b = MessageBuilder::new();
+    for p in framing.packets(data) {
+        let p = match p {
+            Ok(p) => p,
+            Err(e) => {
+                errs.push(e.to_string());
+                break;
+            }
+        };
+        if let Err(e) = pd.decode_packet(&p, &mut b, |b, _| msgs.extend(b.take())) {
+            errs.push(e.to_string());
+        }
+    }
+    (msgs, errs)
+}
+
+/// Compares without printing thousands of messages on a mismatch.
+fn same(got: &Outcome, want: &Outcome, what: &str) {
+    assert_eq!(got.1, want.1, "{what}: errors");
+    assert_eq!(got.0.len(), want.0.len(), "{what}: message count");
+    assert!(got.0 == want.0, "{what}: messages differ");
+}
+
+fn streamed(
+    ts: &Arc<Templates>,
+    data: &[u8],
+    framing: Framing,
+    opts: PacketOptions,
+    chunk: usize,
+    window: usize,
+) -> Outcome {
+    let input = Trickle { data, chunk };
+    let mut sd =
+        StreamDecoder::new(input, framing, Decoder::new(ts.clone()), opts).raw_window(window);
+    let (mut msgs, mut errs) = (Vec::new(), Vec::new());
+    let mut b = MessageBuilder::new();
+    while let Some(r) = sd.next_step(&mut b, |b| {
+        msgs.extend(b.take());
+        true
+    }) {
+        if let Err(e) = r {
+            errs.push(e.to_string());
+        }
+    }
+    (msgs, errs)
+}
+
+#[test]
+fn raw_stream_matches_in_memory_for_any_read_size() {
+    let ts = templates("moex-forts-2013/templates.xml");
+    let data = corpus("moex-forts-2013/increment_a.dat");
+    let want = in_memory(&ts, &data, Framing::Raw, PacketOptions::default());
+    assert_eq!(want.0.len(), 16_202);
+    for (chunk, window) in [(1 << 20, 1 << 16), (7, 4096), (100_000, 4096)] {
+        let got = streamed(
+            &ts,
+            &data,
+            Framing::Raw,
+            PacketOptions::default(),
+            chunk,
+            window,
+        );
+        same(&got, &want, &format!("chunk {chunk} window {window}"));
+    }
+}
+
+#[test]
+fn len32le_stream_matches_in_memory() {
+    let ts = templates("mfast-complex/example.xml");
+    let data = corpus("mfast-complex/complex30000.dat");
+    let want = in_memory(&ts, &data, Framing::Len32Le, PacketOptions::default());
+    assert_eq!(want.0.len(), 30_001);
+    let got = streamed(
+        &ts,
+        &data,
+        Framing::Len32Le,
+        PacketOptions::default(),
+        13,
+        1,
+    );
+    same(&got, &want, "");
+}
+
+#[test]
+fn damaged_input_gives_the_same_located_errors() {
+    let ts = templates("mfast-complex/example.xml");
+    let data = corpus("mfast-complex/complex30000.dat");
+    // Tear packets 3 and 10 (zeroes carry no stop bit), then cut the file mid-packet.
+    let mut packets: Vec<Vec<u8>> = Framing::Len32Le
+        .packets(&data)
+        .take(20)
+        .map(|p| p.unwrap().bytes.to_vec())
+        .collect();
+    for i in [3, 10] {
+        let n = packets[i].len();
+        packets[i][n / 2..].fill(0);
+    }
+    let mut damaged = Vec::new();
+    write_len32le(packets.iter().map(|p| p.as_slice()), &mut damaged).unwrap();
+    damaged.truncate(damaged.len() - 5);
+    let want = in_memory(&ts, &damaged, Framing::Len32Le, PacketOptions::default());
+    assert_eq!(want.1.len(), 3, "{:?}", want.1);
+    let got = streamed(
+        &ts,
+        &damaged,
+        Framing::Len32Le,
+        PacketOptions::default(),
+        64,
+        1,
+    );
+    same(&got, &want, "");
+
+    // A raw stream cut in the middle of a message ends with a truncation there.
+    let moex = templates("moex-forts-2013/templates.xml");
+    let mut raw = corpus("moex-forts-2013/increment_a.dat");
+    raw.truncate(300_001);
+    let want = in_memory(&moex, &raw, Framing::Raw, PacketOptions::default());
+    let got = streamed(
+        &moex,
+        &raw,
+        Framing::Raw,
+        PacketOptions::default(),
+        4096,
+        1024,
+    );
+    same(&got, &want, "");
+    assert_eq!(got.1.len(), 1);
+    assert!(got.1[0].contains("ends in the middle"), "{:?}", got.1);
+}
+
+#[test]
+fn hostile_lengths_and_long_messages_are_errors() {
+    let ts = templates("mfast-complex/example.xml");
+    let huge = [0xff, 0xff, 0xff, 0x7f, 1, 2, 3];
+    let mut sd = StreamDecoder::new(
+        &huge[..],
+        Framing::Len32Le,
+        Decoder::new(ts.clone()),
+        PacketOptions::default(),
+    );
+    let mut b = MessageBuilder::new();
+    let r = sd.next_step(&mut b, |_| true).unwrap();
+    assert!(matches!(r, Err(StreamError::PacketTooLong { .. })), "{r:?}");
+    assert!(sd.next_step(&mut b, |_| true).is_none());
+
+    // A raw message longer than the window is named as such, not as a truncation.
+    let moex = templates("moex-forts-2013/templates.xml");
+    let raw = corpus("moex-forts-2013/increment_a.dat");
+    let mut sd = StreamDecoder::new(
+        &raw[..],
+        Framing::Raw,
+        Decoder::new(moex),
+        PacketOptions::default(),
+    )
+    .raw_window(8);
+    let mut errs = Vec::new();
+    while let Some(r) = sd.next_step(&mut b, |_| true) {
+        if let Err(e) = r {
+            errs.push(e.to_string());
+        }
+    }
+    assert_eq!(errs.len(), 1);
+    assert!(
+        errs[0].contains("longer than the limit of 8 bytes"),
+        "{errs:?}"
+    );
+}
