@@ -1,69 +1,99 @@
-//! Publish/subscribe of typed market-data records over iceoryx2 shared memory.
+//! The bus interface: what a producer of market-data records and its subscribers agree on,
+//! whatever carries the records between them.
 //!
-//! A decoding process publishes `#[repr(C)]` records (no serialization, zero-copy);
-//! subscriber processes on the same host receive them and may echo each sample's
-//! `seq`/`sent_ns` back so the publisher can measure the round trip.
+//! This crate holds no transport. It defines the records' contract ([`Record`]: plain
+//! `#[repr(C)]` data with a fixed little-endian layout), the [`Envelope`] each record travels
+//! in, the auxiliary [`Echo`] and [`Control`] messages, topic names ([`Topic`]), quality of
+//! service ([`SubscriberQos`], [`PublisherQos`]), the subscriber-side accounting every backend
+//! shares ([`Accounting`]), and the traits a backend implements: [`Bus`], [`Publisher`],
+//! [`Subscriber`], [`Sender`], [`Receiver`]. Producers and consumers are generic over
+//! `B: Bus` (static dispatch), as ripgrep's searchers are generic over grep-matcher's
+//! `Matcher` with grep-regex and grep-pcre2 behind it.
 //!
-//! # Topics and services
-//! Topic names are `fastfeed/<feed>/<type>[/<security>]` (see [`Topic`]). Per-security
-//! topics map onto ONE iceoryx2 service per (feed, record type): one service per
-//! security costs ~8 fds and ~0.5 MB each, so instead every sample carries its
-//! security id and subscribers filter on their side ([`Securities`]).
-//! Two auxiliary services exist per feed: `fastfeed/<feed>/echo` ([`Echo`]) and
-//! `fastfeed/<feed>/control` ([`Control`]).
+//! Backends: `fastfeed-bus-shm` (iceoryx2 shared memory, one host, zero-copy) and
+//! [`LocalBus`] here (one process, std only: tests and examples).
 //!
-//! # Threads
-//! The bus uses `iceoryx2::service::ipc::Service` (the fastest, single-threaded
-//! flavour): a [`Bus`] and its ports are not `Send`. Create one `Bus` per thread.
+//! # Topics
+//! `fastfeed/<feed>/<type>[/<security>]`; `<type>` is the record's [`Record::TYPE_NAME`].
+//! Two auxiliary channels exist per feed: `fastfeed/<feed>/echo` and `fastfeed/<feed>/control`.
 //!
 //! # Example
 //! ```
-//! use fastfeed_bus::{Bus, Record, Securities, ZeroCopySend};
+//! use fastfeed_bus::zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+//! use fastfeed_bus::{
+//!     Bus, LocalBus, Publisher, PublisherQos, Record, Securities, Subscriber, SubscriberQos,
+//! };
 //!
-//! #[derive(Debug, Clone, Copy, PartialEq, ZeroCopySend)]
+//! // Plain data, no implicit padding, no bool or enum: a fixed little-endian wire layout.
+//! #[derive(Debug, Clone, Copy, PartialEq, IntoBytes, FromBytes, Immutable, KnownLayout)]
+//! #[zerocopy(crate = "fastfeed_bus::zerocopy")]
 //! #[repr(C)]
 //! struct Trade { security_id: u32, qty: u32, price: i64 }
 //!
 //! impl Record for Trade {
 //!     const TYPE_NAME: &'static str = "trade";
+//!     const LAYOUT_VERSION: u16 = 1;
 //!     fn security_id(&self) -> u32 { self.security_id }
 //! }
 //!
-//! let bus = Bus::new(&format!("doc{}", std::process::id())).unwrap();
-//! let mut sub = bus.subscriber::<Trade>(Securities::Only(vec![7])).unwrap();
-//! let mut publisher = bus.publisher::<Trade>().unwrap();
-//! publisher.publish(&Trade { security_id: 7, qty: 1, price: 100 }).unwrap();
-//! publisher.publish(&Trade { security_id: 8, qty: 1, price: 100 }).unwrap();
-//! let env = sub.try_recv().unwrap().unwrap();
-//! assert_eq!((env.seq, env.record.security_id), (1, 7));
-//! assert!(sub.try_recv().unwrap().is_none());
-//! assert_eq!(sub.counters().filtered_out, 1);
+//! fn run<B: Bus>(bus: &B) {
+//!     let mut sub = bus
+//!         .subscriber::<Trade>(Securities::Only(vec![7]), &SubscriberQos::default())
+//!         .unwrap();
+//!     let mut publisher = bus.publisher::<Trade>(&PublisherQos::default()).unwrap();
+//!     publisher.publish(&Trade { security_id: 7, qty: 1, price: 100 }).unwrap();
+//!     publisher.publish(&Trade { security_id: 8, qty: 1, price: 100 }).unwrap();
+//!     let env = sub.try_recv().unwrap().unwrap();
+//!     assert_eq!((env.seq, env.security_seq, env.record.security_id), (1, 1, 7));
+//!     assert_eq!(env.publisher, bus.id());
+//!     assert!(sub.try_recv().unwrap().is_none());
+//!     assert_eq!(sub.counters().filtered_out, 1);
+//! }
+//!
+//! run(&LocalBus::new("doc").unwrap());
 //! ```
 
-mod bus;
+#![forbid(unsafe_code)]
+#![deny(missing_docs)]
+
+mod accounting;
+mod api;
 mod echo;
-mod ports;
+mod local;
+mod message;
+mod qos;
+pub mod testing;
 mod topic;
 
-pub use bus::{Bus, BusConfig, WaitMode};
+pub use accounting::{Accounting, Counters, Sequencer};
+pub use api::{Bus, Publisher, Receiver, Sender, Subscriber};
 pub use echo::{serve_echo, EchoStats};
-/// Derive macro and trait required for every payload crossing the bus.
-/// Records must be `#[repr(C)]`, self-contained (no pointers, no heap).
-pub use iceoryx2::prelude::ZeroCopySend;
-pub use ports::{
-    ControlPublisher, ControlSubscriber, Counters, EchoPublisher, EchoSubscriber, Publisher,
-    Receiver, Sender, Subscriber,
-};
-pub use topic::{Securities, Topic};
+pub use local::{LocalBus, LocalPublisher, LocalReceiver, LocalSender, LocalSubscriber};
+pub use message::{Control, Echo, Envelope, EnvelopeHeader, ENVELOPE_VERSION};
+pub use qos::{Priority, PublisherQos, SubscriberClass, SubscriberQos, DEFAULT_QUEUE};
+pub use topic::{Securities, Topic, RESERVED_TYPES};
+/// The layout derives records need (`IntoBytes`, `FromBytes`, `Immutable`, `KnownLayout`).
+pub use zerocopy;
 
-/// A plain market-data record that crosses processes without serialization.
+use std::fmt::Debug;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout};
+
+/// A market-data record that crosses the bus as its bytes, without serialization.
 ///
-/// Implementors must be `#[repr(C)]` and derive [`ZeroCopySend`]; all processes must
-/// agree on the layout (iceoryx2 verifies `TYPE_NAME`, size and alignment on open).
-pub trait Record: Copy + Send + core::fmt::Debug + ZeroCopySend + 'static {
-    /// The `<type>` part of the topic name, e.g. `"quote"`. Must not contain `/`.
+/// Records are `#[repr(C)]` plain data: no implicit padding (zerocopy's `IntoBytes` derive
+/// refuses it; write explicit `_pad` fields, zeroed), no `bool` or `enum` fields, no pointers.
+/// Their bytes, little-endian, are then a fixed wire layout that every process, and programs in
+/// other languages, read the same way. Change a layout only together with
+/// [`Record::LAYOUT_VERSION`]: backends refuse to connect different versions.
+pub trait Record:
+    Copy + Send + Sync + Debug + IntoBytes + FromBytes + Immutable + KnownLayout + 'static
+{
+    /// The `<type>` part of the topic name, e.g. `"quote"`: `[A-Za-z0-9_.-]`, not `echo` or
+    /// `control`.
     const TYPE_NAME: &'static str;
-    /// Security the record belongs to; used for subscriber-side filtering.
+    /// The layout's version, from 1, bumped whenever a field moves, changes or is added.
+    const LAYOUT_VERSION: u16;
+    /// The security the record is about: subscribers filter on it.
     fn security_id(&self) -> u32;
     /// Compact tag of the record type, carried in [`Echo`] and [`Control`].
     fn type_tag() -> u32 {
@@ -71,64 +101,15 @@ pub trait Record: Copy + Send + core::fmt::Debug + ZeroCopySend + 'static {
     }
 }
 
-/// What is actually sent for a record: publisher sequence number (starting at 1,
-/// per publisher), send time ([`now_ns`]) and the record.
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[repr(C)]
-pub struct Envelope<R> {
-    pub seq: u64,
-    pub sent_ns: u64,
-    pub record: R,
-}
-
-// SAFETY: `Envelope` is `#[repr(C)]` and consists of two `u64` plus an `R`, which is
-// itself `ZeroCopySend`, so it is self-contained and has a stable layout. The type
-// name is the record's `TYPE_NAME` (not Rust's type path) so that different binaries
-// defining the same record layout interoperate.
-unsafe impl<R: Record> ZeroCopySend for Envelope<R> {
-    unsafe fn type_name() -> &'static str {
-        R::TYPE_NAME
-    }
-}
-
-/// Latency echo sent back by subscribers on `fastfeed/<feed>/echo`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ZeroCopySend)]
-#[type_name("fastfeed::Echo")]
-#[repr(C)]
-pub struct Echo {
-    /// `seq` of the echoed envelope.
-    pub seq: u64,
-    /// `sent_ns` of the echoed envelope; the publisher computes `now_ns() - sent_ns`.
-    pub sent_ns: u64,
-    /// [`Record::type_tag`] of the echoed record type.
-    pub type_tag: u32,
-    /// Id chosen by the echoing subscriber (e.g. its process id).
-    pub subscriber: u32,
-}
-
-/// Control message on `fastfeed/<feed>/control`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ZeroCopySend)]
-#[type_name("fastfeed::Control")]
-#[repr(C)]
-pub struct Control {
-    /// One of the `Control::*` kind constants.
-    pub kind: u32,
-    /// Id of the sender (e.g. process id).
-    pub sender: u32,
-    /// [`Record::type_tag`] the message refers to, 0 for "all types".
-    pub type_tag: u32,
-    /// For `DONE`: the last `seq` published for `type_tag`.
-    pub count: u64,
-}
-
-impl Control {
-    /// The publisher finished; `count` = last seq published for `type_tag`. A last DONE
-    /// with `type_tag` 0 closes the token: every type's DONE came before it.
-    pub const DONE: u32 = 1;
-    /// A subscriber announces itself (sent after its data subscriber exists).
-    pub const HELLO: u32 = 2;
-    /// A subscriber leaves.
-    pub const BYE: u32 = 3;
+/// A small auxiliary message ([`Echo`], [`Control`]): plain data like a [`Record`], but not
+/// about a security and sent without an envelope.
+pub trait Message:
+    Copy + Send + Sync + Debug + IntoBytes + FromBytes + Immutable + KnownLayout + 'static
+{
+    /// The channel's name: `fastfeed/<feed>/<TYPE_NAME>`.
+    const TYPE_NAME: &'static str;
+    /// The layout's version, as [`Record::LAYOUT_VERSION`].
+    const LAYOUT_VERSION: u16;
 }
 
 /// FNV-1a hash of a type name, used as a compact type tag.
@@ -152,58 +133,56 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// A fresh, non-zero publisher id for a bus instance: the process id, the time and a process
+/// counter mixed, so two publishers on one feed (on one host or several) differ but for a
+/// 1 in 2^32 chance.
+pub fn new_publisher_id() -> u32 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    // splitmix64's finalizer.
+    let mut z = now_ns() ^ ((std::process::id() as u64) << 32) ^ n.wrapping_mul(0x9e37_79b9);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^= z >> 31;
+    (z as u32).max(1)
+}
+
 /// Errors of the bus.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum BusError {
-    /// An iceoryx2 operation failed.
-    #[error("iceoryx2: {context}: {source}")]
-    Iceoryx {
+    /// The backend's engine failed.
+    #[error("{backend}: {context}: {source}")]
+    Backend {
+        /// The backend's name, e.g. `"iceoryx2"`.
+        backend: &'static str,
+        /// What was being done.
         context: String,
+        /// The engine's error.
         #[source]
         source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A topic or feed name is malformed.
     #[error("invalid topic name {0:?}: {1}")]
     InvalidTopic(String, &'static str),
+    /// The backend cannot give what was asked (a queue longer than its configured maximum...).
+    #[error("not supported by this bus: {0}")]
+    Unsupported(String),
 }
 
 impl BusError {
-    pub(crate) fn ice<E: std::error::Error + Send + Sync + 'static>(
+    /// For `map_err`: wraps a backend's error with what was being done. The context becomes
+    /// a `String` only on error: on the per-record path, building it eagerly would allocate
+    /// for every record.
+    pub fn backend<E: std::error::Error + Send + Sync + 'static>(
+        backend: &'static str,
         context: impl Into<String>,
     ) -> impl FnOnce(E) -> BusError {
-        let context = context.into();
-        move |e| BusError::Iceoryx {
-            context,
+        move |e| BusError::Backend {
+            backend,
+            context: context.into(),
             source: Box::new(e),
         }
     }
-}
-
-/// A ready-made record for tests, demos and latency measurements.
-pub mod testing {
-    use super::{Record, ZeroCopySend};
-
-    /// Test record: 32 bytes, one per security update.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, ZeroCopySend)]
-    #[repr(C)]
-    pub struct TestRecord {
-        pub security_id: u32,
-        pub qty: u32,
-        pub price: i64,
-        pub id: u64,
-        pub flags: u64,
-    }
-
-    impl Record for TestRecord {
-        const TYPE_NAME: &'static str = "testrecord";
-        fn security_id(&self) -> u32 {
-            self.security_id
-        }
-    }
-}
-
-/// For applications: iceoryx2 logs at Error and above unless its environment variable says
-/// otherwise (its default level warns on every start that no config file was loaded).
-pub fn quiet_engine_logs() {
-    iceoryx2::prelude::set_log_level_from_env_or(iceoryx2::prelude::LogLevel::Error);
 }

@@ -5,13 +5,15 @@ use std::fmt;
 use std::str::FromStr;
 
 const PREFIX: &str = "fastfeed";
-/// Record type names reserved for the auxiliary services of a feed.
-pub(crate) const RESERVED_TYPES: [&str; 2] = ["echo", "control"];
+/// Record type names reserved for the auxiliary channels of a feed.
+pub const RESERVED_TYPES: [&str; 2] = ["echo", "control"];
 
 /// Which securities a subscriber wants.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Securities {
+    /// Every security.
     All,
+    /// These securities only.
     Only(Vec<u32>),
 }
 
@@ -49,8 +51,11 @@ impl Securities {
 /// A parsed topic name. `security: None` means the whole (feed, type) stream.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Topic {
+    /// The feed.
     pub feed: String,
+    /// The record type's [`Record::TYPE_NAME`](crate::Record::TYPE_NAME).
     pub type_name: String,
+    /// One security, or the whole (feed, type) stream.
     pub security: Option<u32>,
 }
 
@@ -83,15 +88,30 @@ impl Topic {
         })
     }
 
+    /// Topic for all securities of record type `R`; refuses the reserved type names.
+    pub fn of_record<R: crate::Record>(feed: &str) -> Result<Self, BusError> {
+        if RESERVED_TYPES.contains(&R::TYPE_NAME) {
+            return Err(BusError::InvalidTopic(
+                R::TYPE_NAME.into(),
+                "reserved type name",
+            ));
+        }
+        Topic::new(feed, R::TYPE_NAME)
+    }
+
+    /// Topic of the auxiliary channel of `M` (`fastfeed/<feed>/echo`, `.../control`).
+    pub fn of_message<M: crate::Message>(feed: &str) -> Result<Self, BusError> {
+        Topic::new(feed, M::TYPE_NAME)
+    }
+
     /// The same topic restricted to one security.
     pub fn with_security(mut self, security: u32) -> Self {
         self.security = Some(security);
         self
     }
 
-    /// Name of the iceoryx2 service carrying this topic: the security is dropped
-    /// because all securities of a (feed, type) share one service.
-    pub fn service_name(&self) -> String {
+    /// The whole (feed, type) stream this topic is part of: the name without the security.
+    pub fn stream_name(&self) -> String {
         format!("{PREFIX}/{}/{}", self.feed, self.type_name)
     }
 
@@ -144,7 +164,7 @@ mod tests {
     fn format_and_parse_roundtrip() {
         let t = Topic::new("cme", "quote").unwrap().with_security(42);
         assert_eq!(t.to_string(), "fastfeed/cme/quote/42");
-        assert_eq!(t.service_name(), "fastfeed/cme/quote");
+        assert_eq!(t.stream_name(), "fastfeed/cme/quote");
         assert_eq!("fastfeed/cme/quote/42".parse::<Topic>().unwrap(), t);
         let all: Topic = "fastfeed/cme/quote".parse().unwrap();
         assert_eq!(all.security, None);

@@ -6,7 +6,7 @@ mod ports;
 mod publisher;
 mod subscriber;
 
-pub use ports::{RecordPublishers, RecordSubscribers};
+pub use ports::{Delivery, RecordPublishers, RecordSubscribers};
 pub use publisher::{
     DecodingPublisher, PublisherCounters, PublisherOptions, Rejection, MAX_ERRORS_KEPT,
 };

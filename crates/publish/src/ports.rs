@@ -1,8 +1,8 @@
 //! One bus port per record type, so callers handle a [`Record`] without matching on types.
 
 use fastfeed_bus::{
-    Bus, BusError, Control, ControlPublisher, Counters, Envelope, Publisher, Record as BusRecord,
-    Securities, Subscriber,
+    Bus, BusError, Control, Counters, EnvelopeHeader, Publisher, PublisherQos, Record as BusRecord,
+    Securities, Sender, Subscriber, SubscriberQos,
 };
 use fastfeed_records::{Change, MarketData, New, Quote, QuoteRequest, Record, Remove};
 
@@ -18,24 +18,24 @@ macro_rules! for_each_type {
 }
 
 /// A publisher for each record type of a feed.
-pub struct RecordPublishers {
-    quote: Publisher<Quote>,
-    new: Publisher<New>,
-    change: Publisher<Change>,
-    remove: Publisher<Remove>,
-    marketdata: Publisher<MarketData>,
-    quoterequest: Publisher<QuoteRequest>,
+pub struct RecordPublishers<B: Bus> {
+    quote: B::Publisher<Quote>,
+    new: B::Publisher<New>,
+    change: B::Publisher<Change>,
+    remove: B::Publisher<Remove>,
+    marketdata: B::Publisher<MarketData>,
+    quoterequest: B::Publisher<QuoteRequest>,
 }
 
-impl RecordPublishers {
-    pub fn new(bus: &Bus) -> Result<Self, BusError> {
+impl<B: Bus> RecordPublishers<B> {
+    pub fn new(bus: &B, qos: &PublisherQos) -> Result<Self, BusError> {
         Ok(RecordPublishers {
-            quote: bus.publisher()?,
-            new: bus.publisher()?,
-            change: bus.publisher()?,
-            remove: bus.publisher()?,
-            marketdata: bus.publisher()?,
-            quoterequest: bus.publisher()?,
+            quote: bus.publisher(qos)?,
+            new: bus.publisher(qos)?,
+            change: bus.publisher(qos)?,
+            remove: bus.publisher(qos)?,
+            marketdata: bus.publisher(qos)?,
+            quoterequest: bus.publisher(qos)?,
         })
     }
 
@@ -66,63 +66,67 @@ impl RecordPublishers {
     }
 
     /// The Done token: one DONE per type, carrying the last sequence number published, then
-    /// a closing DONE for type 0, so a subscriber knows it has every type's count.
-    pub fn send_done(&self, control: &ControlPublisher, sender: u32) -> Result<(), BusError> {
+    /// a closing DONE for type 0, so a subscriber knows it has every type's count. `sender`
+    /// is the bus's publisher id, which the envelopes carry.
+    pub fn send_done(&self, control: &B::Sender<Control>, sender: u32) -> Result<(), BusError> {
         macro_rules! done {
             ($f:ident, $t:ty) => {
-                control.send(Control {
-                    kind: Control::DONE,
+                control.send(Control::new(
+                    Control::DONE,
                     sender,
-                    type_tag: <$t>::type_tag(),
-                    count: self.$f.last_seq(),
-                })?;
+                    <$t>::type_tag(),
+                    self.$f.last_seq(),
+                ))?;
             };
         }
         for_each_type!(done);
-        control.send(Control {
-            kind: Control::DONE,
-            sender,
-            type_tag: 0,
-            count: 0,
-        })?;
+        control.send(Control::new(Control::DONE, sender, 0, 0))?;
         Ok(())
     }
 }
 
 /// A subscriber for each record type of a feed, all with the same security filter.
-pub struct RecordSubscribers {
-    pub quote: Subscriber<Quote>,
-    pub new: Subscriber<New>,
-    pub change: Subscriber<Change>,
-    pub remove: Subscriber<Remove>,
-    pub marketdata: Subscriber<MarketData>,
-    pub quoterequest: Subscriber<QuoteRequest>,
+pub struct RecordSubscribers<B: Bus> {
+    pub quote: B::Subscriber<Quote>,
+    pub new: B::Subscriber<New>,
+    pub change: B::Subscriber<Change>,
+    pub remove: B::Subscriber<Remove>,
+    pub marketdata: B::Subscriber<MarketData>,
+    pub quoterequest: B::Subscriber<QuoteRequest>,
 }
 
-impl RecordSubscribers {
-    pub fn new(bus: &Bus, securities: &Securities) -> Result<Self, BusError> {
+/// What a drained envelope said besides its record.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Delivery {
+    /// [`BusRecord::type_tag`] of the record's type.
+    pub type_tag: u32,
+    /// The envelope's header.
+    pub header: EnvelopeHeader,
+}
+
+impl<B: Bus> RecordSubscribers<B> {
+    pub fn new(bus: &B, securities: &Securities, qos: &SubscriberQos) -> Result<Self, BusError> {
         Ok(RecordSubscribers {
-            quote: bus.subscriber(securities.clone())?,
-            new: bus.subscriber(securities.clone())?,
-            change: bus.subscriber(securities.clone())?,
-            remove: bus.subscriber(securities.clone())?,
-            marketdata: bus.subscriber(securities.clone())?,
-            quoterequest: bus.subscriber(securities.clone())?,
+            quote: bus.subscriber(securities.clone(), qos)?,
+            new: bus.subscriber(securities.clone(), qos)?,
+            change: bus.subscriber(securities.clone(), qos)?,
+            remove: bus.subscriber(securities.clone(), qos)?,
+            marketdata: bus.subscriber(securities.clone(), qos)?,
+            quoterequest: bus.subscriber(securities.clone(), qos)?,
         })
     }
 
-    /// Takes everything queued, calling `f` with the record, its type tag and envelope data.
-    pub fn drain(&mut self, mut f: impl FnMut(Record, u32, u64, u64)) -> Result<usize, BusError> {
+    /// Takes everything queued, calling `f` with the record and its envelope's header.
+    pub fn drain(&mut self, mut f: impl FnMut(Record, Delivery)) -> Result<usize, BusError> {
         let mut n = 0;
         macro_rules! drain {
             ($f:ident, $t:ident) => {
-                while let Some(Envelope {
-                    seq,
-                    sent_ns,
-                    record,
-                }) = self.$f.try_recv()?
-                {
-                    f(Record::$t(record), <$t>::type_tag(), seq, sent_ns);
+                while let Some(env) = self.$f.try_recv()? {
+                    let d = Delivery {
+                        type_tag: <$t>::type_tag(),
+                        header: env.header(),
+                    };
+                    f(Record::$t(env.record), d);
                     n += 1;
                 }
             };
@@ -131,13 +135,13 @@ impl RecordSubscribers {
         Ok(n)
     }
 
-    /// Highest sequence seen for the type with this tag.
-    pub fn seen_up_to(&self, type_tag: u32) -> u64 {
+    /// Highest sequence seen from `publisher` for the type with this tag.
+    pub fn seen_from(&self, publisher: u32, type_tag: u32) -> u64 {
         let mut seen = 0;
         macro_rules! seen {
             ($f:ident, $t:ty) => {
                 if <$t>::type_tag() == type_tag {
-                    seen = self.$f.seen_up_to();
+                    seen = self.$f.seen_from(publisher);
                 }
             };
         }

@@ -3,9 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use fastfeed_bus::{
-    now_ns, Bus, BusError, Control, ControlPublisher, ControlSubscriber, EchoSubscriber,
-};
+use fastfeed_bus::{now_ns, Bus, BusError, Control, Echo, PublisherQos, Receiver};
 use fastfeed_codec::{CodecError, Decoder, Handler, Templates};
 use fastfeed_feed::{SeqCounters, SeqOutcome, SequenceTracker};
 use fastfeed_records::{Converter, Record};
@@ -22,6 +20,8 @@ pub struct PublisherOptions {
     /// The packet sequence number the feed starts at, when known (the simulator's is 1):
     /// then losing the first packets is a gap too. `None`: the first packet seen starts it.
     pub first_seq: Option<u64>,
+    /// The record publishers' quality of service.
+    pub qos: PublisherQos,
 }
 
 /// What happened to the packets and messages, reconciled: datagrams = `packets.received` +
@@ -39,6 +39,8 @@ pub struct PublisherCounters {
     pub messages: u64,
     pub records: u64,
     pub echoes: u64,
+    /// Echoes answering another publisher on the same feed: not ours to time.
+    pub echoes_other: u64,
     pub done: bool,
 }
 
@@ -62,15 +64,17 @@ impl std::fmt::Display for Rejection {
     }
 }
 
-pub struct DecodingPublisher {
+pub struct DecodingPublisher<B: Bus> {
     decoder: Decoder,
     converter: Converter,
     tracker: SequenceTracker,
     opts: PublisherOptions,
-    pubs: Option<RecordPublishers>,
-    control_tx: ControlPublisher,
-    control_rx: ControlSubscriber,
-    echo_rx: Option<EchoSubscriber>,
+    pubs: Option<RecordPublishers<B>>,
+    control_tx: B::Sender<Control>,
+    control_rx: B::Receiver<Control>,
+    echo_rx: Option<B::Receiver<Echo>>,
+    /// The bus's publisher id: our envelopes carry it, and so do the echoes answering them.
+    id: u32,
     /// The records of the last message decoded.
     records: Vec<Record>,
     /// The records of the packet being decoded, published once all of it decoded.
@@ -107,9 +111,9 @@ impl Handler for LastTemplate {
     }
 }
 
-impl DecodingPublisher {
+impl<B: Bus> DecodingPublisher<B> {
     pub fn new(
-        bus: &Bus,
+        bus: &B,
         templates: std::sync::Arc<Templates>,
         opts: PublisherOptions,
     ) -> Result<Self, BusError> {
@@ -128,15 +132,16 @@ impl DecodingPublisher {
             pubs: if opts.empty_builder {
                 None
             } else {
-                Some(RecordPublishers::new(bus)?)
+                Some(RecordPublishers::new(bus, &opts.qos)?)
             },
-            control_tx: bus.control_publisher()?,
-            control_rx: bus.control_subscriber()?,
+            control_tx: bus.control_sender()?,
+            control_rx: bus.control_receiver()?,
             echo_rx: if opts.echo {
-                Some(bus.echo_subscriber()?)
+                Some(bus.echo_receiver()?)
             } else {
                 None
             },
+            id: bus.id(),
             records: Vec::with_capacity(64),
             pending: Vec::with_capacity(256),
             counters: PublisherCounters::default(),
@@ -270,8 +275,9 @@ impl DecodingPublisher {
             self.publish.record(t.elapsed().as_nanos() as u64);
             take_echoes(
                 &self.echo_rx,
+                self.id,
                 &mut self.round_trip,
-                &mut self.counters.echoes,
+                &mut self.counters,
             )?;
         }
         self.counters.records += self.pending.len() as u64;
@@ -289,8 +295,9 @@ impl DecodingPublisher {
     pub fn poll_echoes(&mut self) -> Result<(), BusError> {
         take_echoes(
             &self.echo_rx,
+            self.id,
             &mut self.round_trip,
-            &mut self.counters.echoes,
+            &mut self.counters,
         )
     }
 
@@ -300,7 +307,7 @@ impl DecodingPublisher {
     /// waiting for it would hold the publisher for as long as it is stuck.
     pub fn finish(&mut self, timeout: Duration) -> Result<(), BusError> {
         if let Some(pubs) = &self.pubs {
-            pubs.send_done(&self.control_tx, std::process::id())?;
+            pubs.send_done(&self.control_tx, self.id)?;
         }
         let want = self.counters.records * self.subscribers.len().max(1) as u64;
         let deadline = Instant::now() + timeout;
@@ -341,16 +348,22 @@ impl DecodingPublisher {
     }
 }
 
-/// Takes queued echoes, recording each round trip in `stage` and counting it.
-fn take_echoes(
-    rx: &Option<EchoSubscriber>,
+/// Takes queued echoes; records the round trip of each answering publisher `id` in `stage`
+/// and counts it, and counts the others apart.
+fn take_echoes<R: Receiver<Echo>>(
+    rx: &Option<R>,
+    id: u32,
     stage: &mut Stage,
-    echoes: &mut u64,
+    counters: &mut PublisherCounters,
 ) -> Result<(), BusError> {
     if let Some(rx) = rx {
         while let Some(e) = rx.try_recv()? {
-            stage.record(now_ns().saturating_sub(e.sent_ns));
-            *echoes += 1;
+            if e.publisher == id {
+                stage.record(now_ns().saturating_sub(e.sent_ns));
+                counters.echoes += 1;
+            } else {
+                counters.echoes_other += 1;
+            }
         }
     }
     Ok(())

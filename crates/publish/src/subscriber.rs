@@ -4,10 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use fastfeed_bus::{
-    Bus, BusError, Control, ControlPublisher, ControlSubscriber, Echo, EchoPublisher, Securities,
-    WaitMode,
-};
+use fastfeed_bus::{Bus, BusError, Control, Echo, Receiver, Securities, Sender, SubscriberQos};
 use fastfeed_records::Record;
 
 use crate::RecordSubscribers;
@@ -34,33 +31,36 @@ pub struct TypeReport {
     pub filtered_out: u64,
     /// Lost to a full queue, those before the first record read included.
     pub missed: u64,
-    /// Records of this type published, as the publisher's Done token announced, if it
-    /// came. When the report is complete, received + filtered out + missed = published.
+    /// Records of this type published, as the publishers' Done tokens announced (summed over
+    /// publishers), if one came. When the report is complete, received + filtered out +
+    /// missed = published.
     pub published: Option<u64>,
 }
 
-pub struct RecordSubscriber {
-    subs: RecordSubscribers,
-    control_tx: ControlPublisher,
-    control_rx: ControlSubscriber,
-    echo_tx: Option<EchoPublisher>,
+/// A publisher's DONE for one record type: (publisher id, type tag, last seq).
+type Done = (u32, u32, u64);
+
+pub struct RecordSubscriber<B: Bus> {
+    subs: RecordSubscribers<B>,
+    control_tx: B::Sender<Control>,
+    control_rx: B::Receiver<Control>,
+    echo_tx: Option<B::Sender<Echo>>,
     id: u32,
-    wait: WaitMode,
 }
 
-impl RecordSubscriber {
-    pub fn new(bus: &Bus, securities: &Securities, echo: bool) -> Result<Self, BusError> {
+impl<B: Bus> RecordSubscriber<B> {
+    pub fn new(
+        bus: &B,
+        securities: &Securities,
+        qos: &SubscriberQos,
+        echo: bool,
+    ) -> Result<Self, BusError> {
         Ok(RecordSubscriber {
-            subs: RecordSubscribers::new(bus, securities)?,
-            control_tx: bus.control_publisher()?,
-            control_rx: bus.control_subscriber()?,
-            echo_tx: if echo {
-                Some(bus.echo_publisher()?)
-            } else {
-                None
-            },
+            subs: RecordSubscribers::new(bus, securities, qos)?,
+            control_tx: bus.control_sender()?,
+            control_rx: bus.control_receiver()?,
+            echo_tx: if echo { Some(bus.echo_sender()?) } else { None },
             id: std::process::id(),
-            wait: bus.config().wait_mode,
         })
     }
 
@@ -71,22 +71,17 @@ impl RecordSubscriber {
         mut on_record: impl FnMut(&Record),
     ) -> Result<SubscriberReport, BusError> {
         let mut report = SubscriberReport::default();
-        let mut done: Vec<(u32, u64)> = Vec::new();
+        let mut done: Vec<Done> = Vec::new();
         let mut last_activity = Instant::now();
         let mut last_hello: Option<Instant> = None;
         loop {
             let echo_tx = &self.echo_tx;
             let id = self.id;
             let mut send_err = None;
-            let n = self.subs.drain(|r, type_tag, seq, sent_ns| {
+            let n = self.subs.drain(|r, d| {
                 on_record(&r);
                 if let Some(tx) = echo_tx {
-                    match tx.send(Echo {
-                        seq,
-                        sent_ns,
-                        type_tag,
-                        subscriber: id,
-                    }) {
+                    match tx.send(Echo::answer(&d.header, d.type_tag, id)) {
                         Ok(_) => report.echoed += 1,
                         Err(e) => send_err = Some(e),
                     }
@@ -105,8 +100,8 @@ impl RecordSubscriber {
                     if c.type_tag == 0 {
                         report.done_seen = true;
                     } else {
-                        done.retain(|(t, _)| *t != c.type_tag);
-                        done.push((c.type_tag, c.count));
+                        done.retain(|&(p, t, _)| (p, t) != (c.sender, c.type_tag));
+                        done.push((c.sender, c.type_tag, c.count));
                     }
                     last_activity = Instant::now();
                 }
@@ -116,20 +111,16 @@ impl RecordSubscriber {
                 && self.subs.totals().0 == 0
                 && last_hello.is_none_or(|t| t.elapsed() >= Duration::from_millis(50))
             {
-                self.control_tx.send(Control {
-                    kind: Control::HELLO,
-                    sender: self.id,
-                    type_tag: 0,
-                    count: 0,
-                })?;
+                self.control_tx
+                    .send(Control::new(Control::HELLO, self.id, 0, 0))?;
                 last_hello = Some(Instant::now());
             }
-            // iceoryx2 does not order services against each other: the Done may overtake
-            // the last records, so finish only once every announced record was seen.
+            // No bus orders the control channel against the data: the Done may overtake the
+            // last records, so finish only once every announced record was seen.
             if report.done_seen
                 && done
                     .iter()
-                    .all(|&(tag, last)| self.subs.seen_up_to(tag) >= last)
+                    .all(|&(p, tag, last)| self.subs.seen_from(p, tag) >= last)
             {
                 report.complete = true;
                 break;
@@ -137,17 +128,10 @@ impl RecordSubscriber {
             if last_activity.elapsed() >= idle {
                 break;
             }
-            match self.wait {
-                WaitMode::Spin => std::thread::yield_now(),
-                WaitMode::Sleep(d) => std::thread::sleep(d),
-            }
+            self.control_rx.pause();
         }
-        self.control_tx.send(Control {
-            kind: Control::BYE,
-            sender: self.id,
-            type_tag: 0,
-            count: report.echoed,
-        })?;
+        self.control_tx
+            .send(Control::new(Control::BYE, self.id, 0, report.echoed))?;
         let (received, filtered, missed) = self.subs.totals();
         report.received = received;
         report.filtered_out = filtered;
@@ -156,8 +140,8 @@ impl RecordSubscriber {
         Ok(report)
     }
 
-    /// Each type's counters, with what the Done token (`(type tag, last seq)`) announced.
-    fn per_type(&self, done: &[(u32, u64)]) -> Vec<TypeReport> {
+    /// Each type's counters, with what the Done tokens announced.
+    fn per_type(&self, done: &[Done]) -> Vec<TypeReport> {
         let mut v: Vec<TypeReport> = self
             .subs
             .per_type()
@@ -167,7 +151,11 @@ impl RecordSubscriber {
                 received: c.received,
                 filtered_out: c.filtered_out,
                 missed: c.missed + c.missed_at_start,
-                published: done.iter().find(|(t, _)| *t == tag).map(|&(_, n)| n),
+                published: done
+                    .iter()
+                    .filter(|&&(_, t, _)| t == tag)
+                    .map(|&(_, _, n)| n)
+                    .reduce(|a, b| a + b),
             })
             .collect();
         v.sort_by_key(|t| t.type_name);

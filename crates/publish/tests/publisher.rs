@@ -1,7 +1,8 @@
-//! The decoding publisher's packet accounting, in process: what a run of good, torn, late,
-//! duplicate and short packets does to its counters and to what it publishes.
+//! The decoding publisher's packet accounting, in process on the in-process bus: what a run
+//! of good, torn, late, duplicate and short packets does to its counters and to what it
+//! publishes.
 
-use fastfeed_bus::Bus;
+use fastfeed_bus::LocalBus;
 use fastfeed_codec::ErrorKind;
 use fastfeed_packet::len32le_packets;
 use fastfeed_publish::{DecodingPublisher, PublisherOptions};
@@ -21,8 +22,8 @@ fn packets() -> Vec<Vec<u8>> {
         .collect()
 }
 
-fn publisher(test: &str) -> (Bus, DecodingPublisher) {
-    let bus = Bus::new(&format!("t{}-{test}", std::process::id())).unwrap();
+fn publisher(test: &str) -> (LocalBus, DecodingPublisher<LocalBus>) {
+    let bus = LocalBus::new(test).unwrap();
     let opts = PublisherOptions {
         first_seq: Some(1),
         ..PublisherOptions::default()

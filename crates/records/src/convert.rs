@@ -193,7 +193,8 @@ impl Converter {
         let r = match target {
             Target::Quote => simple!(Quote {
                 volume: volume,
-                price: price
+                price: price,
+                _pad: 0
             }),
             Target::New => simple!(New {
                 volume: volume,

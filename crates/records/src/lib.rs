@@ -1,12 +1,16 @@
 //! fastfeed-records: the paper's IDL structs as plain `#[repr(C)]` Rust records, and a
 //! [`Converter`] that builds them straight from the FAST decoder's callbacks.
 //!
-//! Records are `Copy`, hold no pointers and keep strings in fixed arrays ([`Str`]), so they
-//! can cross shared memory without serialization. Simple feeds give one record per message
+//! Records are `Copy`, hold no pointers and keep strings in fixed arrays ([`Str`]); they have
+//! no implicit padding, so their bytes are a fixed little-endian wire layout, documented in
+//! `LAYOUT.md` beside this crate, that crosses any bus without serialization. Simple feeds give one record per message
 //! ([`Quote`], [`New`], [`Change`], [`Remove`]); complex feeds are split per security, as in
 //! the paper: one [`MarketData`] or [`QuoteRequest`] record for each security of a message.
 
 mod convert;
+pub mod feed;
+#[cfg(test)]
+mod layout;
 mod map;
 mod records;
 #[cfg(test)]

@@ -126,14 +126,8 @@ pub(crate) fn bytes<'a>(v: &FieldValue<'a>) -> &'a [u8] {
 pub(crate) fn dec(v: FieldValue<'_>) -> Dec {
     match v {
         FieldValue::Decimal(d) => d.into(),
-        FieldValue::Int(i) => Dec {
-            mantissa: i,
-            exponent: 0,
-        },
-        FieldValue::UInt(u) => Dec {
-            mantissa: u as i64,
-            exponent: 0,
-        },
+        FieldValue::Int(i) => Dec::new(i, 0),
+        FieldValue::UInt(u) => Dec::new(u as i64, 0),
         _ => Dec::default(),
     }
 }

@@ -12,11 +12,13 @@ pub const QR_MAX_ENTRIES: usize = 4;
 
 /// Record types cross the bus: each names its topic type and the security it is about.
 pub use fastfeed_bus::Record as RecordType;
-use fastfeed_bus::ZeroCopySend;
+use zerocopy::{FromBytes, Immutable, IntoBytes, KnownLayout, Unaligned};
 
 /// A string of at most `N` bytes, stored inline. Longer input is cut at `N` bytes.
 #[repr(C)]
-#[derive(Clone, Copy, PartialEq, Eq, Hash, ZeroCopySend)]
+#[derive(
+    Clone, Copy, PartialEq, Eq, Hash, IntoBytes, FromBytes, Immutable, KnownLayout, Unaligned,
+)]
 pub struct Str<const N: usize> {
     pub len: u8,
     pub bytes: [u8; N],
@@ -68,13 +70,25 @@ impl<const N: usize> fmt::Debug for Str<N> {
 
 /// A FAST decimal: `mantissa * 10^exponent`, exact.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Hash, ZeroCopySend)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Default, Hash, IntoBytes, FromBytes, Immutable, KnownLayout,
+)]
 pub struct Dec {
     pub mantissa: i64,
     pub exponent: i32,
+    /// Zero.
+    pub _pad: u32,
 }
 
 impl Dec {
+    pub fn new(mantissa: i64, exponent: i32) -> Self {
+        Dec {
+            mantissa,
+            exponent,
+            _pad: 0,
+        }
+    }
+
     pub fn to_f64(self) -> f64 {
         self.mantissa as f64 * 10f64.powi(self.exponent)
     }
@@ -82,32 +96,38 @@ impl Dec {
 
 impl From<Decimal> for Dec {
     fn from(d: Decimal) -> Self {
-        Dec {
-            mantissa: d.mantissa,
-            exponent: d.exponent,
-        }
+        Dec::new(d.mantissa, d.exponent)
     }
 }
 
+/// The simple records: the fields all four share, the type's own 4-byte fields after the
+/// 4-byte ones, its own bytes after the bytes; laid out so no padding falls between them
+/// (Quote ends with an explicit pad byte). See LAYOUT.md.
 macro_rules! simple_record {
-    ($(#[$doc:meta])* $name:ident, $type_name:literal { $($(#[$fdoc:meta])* $field:ident: $ty:ty),* $(,)? }) => {
+    ($(#[$doc:meta])* $name:ident, $type_name:literal
+        { $($(#[$wdoc:meta])* $wide:ident: $wty:ty),* }
+        { $($(#[$ndoc:meta])* $narrow:ident: $nty:ty),* }) => {
         $(#[$doc])*
         #[repr(C)]
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ZeroCopySend)]
+        #[derive(
+            Clone, Copy, Debug, PartialEq, Eq, Default, IntoBytes, FromBytes, Immutable, KnownLayout,
+        )]
         pub struct $name {
             pub sequence_number: u32,
             pub timestamp: u32,
             pub order_id: u32,
-            $($(#[$fdoc])* pub $field: $ty,)*
+            $($(#[$wdoc])* pub $wide: $wty,)*
             pub message_type: u16,
             pub security_id: u16,
             pub exchange_id: u8,
             pub security_type: u8,
             pub session_id: u8,
+            $($(#[$ndoc])* pub $narrow: $nty,)*
         }
 
         impl RecordType for $name {
             const TYPE_NAME: &'static str = $type_name;
+            const LAYOUT_VERSION: u16 = 1;
             fn security_id(&self) -> u32 {
                 self.security_id as u32
             }
@@ -117,25 +137,30 @@ macro_rules! simple_record {
 
 simple_record!(
     /// The simple Quote message (template 1, MessageType 11).
-    Quote, "quote" { volume: u32, price: u32 }
+    Quote, "quote" { volume: u32, price: u32 } {
+        /// Zero.
+        _pad: u8
+    }
 );
 simple_record!(
     /// The simple New order message (template 2, MessageType 12).
-    New, "new" { volume: u32, price: u32, side: u8 }
+    New, "new" { volume: u32, price: u32 } { side: u8 }
 );
 simple_record!(
     /// The simple Change order message (template 3, MessageType 13).
-    Change, "change" { volume: u32, price: u32, side: u8 }
+    Change, "change" { volume: u32, price: u32 } { side: u8 }
 );
 simple_record!(
     /// The simple Remove order message (template 4, MessageType 14).
-    Remove, "remove" { side: u8 }
+    Remove, "remove" {} { side: u8 }
 );
 
 /// One MDEntries element. `present` has bit `MdEntry::X` set for every field the message
 /// carried; absent optional fields read as zero/empty.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ZeroCopySend)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Default, IntoBytes, FromBytes, Immutable, KnownLayout,
+)]
 pub struct MdEntry {
     pub md_entry_px: Dec,
     pub net_chg_prev_day: Dec,
@@ -203,7 +228,9 @@ impl MdEntry {
 
 /// The entries of one MarketData message for one security (the paper's per-security split).
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ZeroCopySend)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Default, IntoBytes, FromBytes, Immutable, KnownLayout,
+)]
 pub struct MarketData {
     pub security_id: u32,
     pub msg_seq_num: u32,
@@ -225,7 +252,9 @@ impl MarketData {
 
 /// One RelatedSym element of a QuoteRequest.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ZeroCopySend)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Default, IntoBytes, FromBytes, Immutable, KnownLayout,
+)]
 pub struct RelatedSym {
     pub security_id_source: u32,
     pub security_id: u32,
@@ -258,7 +287,9 @@ impl RelatedSym {
 
 /// The RelatedSym entries of one QuoteRequest message for one security.
 #[repr(C)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, ZeroCopySend)]
+#[derive(
+    Clone, Copy, Debug, PartialEq, Eq, Default, IntoBytes, FromBytes, Immutable, KnownLayout,
+)]
 pub struct QuoteRequest {
     pub security_id: u32,
     pub msg_seq_num: u32,
@@ -278,6 +309,7 @@ impl QuoteRequest {
 
 impl RecordType for MarketData {
     const TYPE_NAME: &'static str = "marketdata";
+    const LAYOUT_VERSION: u16 = 1;
     fn security_id(&self) -> u32 {
         self.security_id
     }
@@ -285,6 +317,7 @@ impl RecordType for MarketData {
 
 impl RecordType for QuoteRequest {
     const TYPE_NAME: &'static str = "quoterequest";
+    const LAYOUT_VERSION: u16 = 1;
     fn security_id(&self) -> u32 {
         self.security_id
     }

@@ -138,6 +138,7 @@ fn simple_messages_convert_field_for_field() {
         exchange_id: 3,
         security_type: 2,
         session_id: 1,
+        _pad: 0,
     };
     assert_eq!(recs[0], vec![Record::Quote(q)]);
     let n = New {
@@ -260,13 +261,7 @@ fn market_data_splits_per_security_in_order() {
     };
     let trade = m9.entries[0];
     assert_eq!(trade.md_entry_type.as_str(), "2");
-    assert_eq!(
-        trade.md_entry_px,
-        Dec {
-            mantissa: 200,
-            exponent: -2
-        }
-    );
+    assert_eq!(trade.md_entry_px, Dec::new(200, -2));
     assert_eq!(trade.net_chg_prev_day.to_f64(), -0.75);
     assert_eq!(trade.trade_condition.as_bytes(), b"E");
     assert_eq!(

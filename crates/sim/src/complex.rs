@@ -125,9 +125,7 @@ impl ComplexGen {
                 }
             })
             .collect();
-        // A long geometric tail would not fit a packet: an entry takes up to ~40 bytes.
-        let by_packet = (cfg.max_packet.saturating_sub(48) / 40).max(1);
-        let max_entries = ((cfg.avg_entries * 6.0).ceil() as usize).clamp(1, by_packet);
+        let max_entries = cfg.max_entries();
         Ok(ComplexGen {
             rng,
             md: (md, e, md_idx),

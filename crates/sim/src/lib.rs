@@ -6,6 +6,7 @@
 //! Packet layout: a 4-byte little-endian packet sequence number (1, 2, 3, ...) followed by
 //! one or more FAST messages; the encoder's dictionaries are reset at every packet start.
 
+mod book_feed;
 mod complex;
 mod layout;
 mod packetizer;
@@ -18,6 +19,9 @@ use std::sync::Arc;
 
 use fastfeed_codec::{CodecError, Message, TemplateError, Templates};
 
+pub use book_feed::{
+    book_feed, BookFeed, BookFeedConfig, RefBook, RefLevel, CME_PREAMBLE, CME_TEMPLATES,
+};
 pub use fastfeed_packet::write_len32le;
 pub use packetizer::{Packetizer, PACKET_HEADER_LEN};
 
@@ -104,6 +108,24 @@ impl GenConfig {
     }
 }
 
+impl GenConfig {
+    /// Complex: the most MDEntries one MarketData message gets. The lengths are geometric
+    /// with mean `avg_entries`, cut at six times the mean and at what fits a packet (an
+    /// entry takes up to ~40 bytes, the message's own fields ~48).
+    pub fn max_entries(&self) -> usize {
+        let by_packet = (self.max_packet.saturating_sub(48) / 40).max(1);
+        ((self.avg_entries * 6.0).ceil() as usize).clamp(1, by_packet)
+    }
+
+    /// Complex: the mean MDEntries per MarketData message that the cut at
+    /// [`max_entries`](Self::max_entries) leaves of `avg_entries`.
+    pub fn effective_avg_entries(&self) -> f64 {
+        // E[min(G, c)] for G geometric on 1, 2, ... with mean m: m (1 - (1 - 1/m)^c).
+        let m = self.avg_entries;
+        m * (1.0 - (1.0 - 1.0 / m).powi(self.max_entries() as i32))
+    }
+}
+
 impl Default for GenConfig {
     fn default() -> Self {
         GenConfig::simple()
@@ -114,22 +136,22 @@ impl Default for GenConfig {
 pub enum SimError {
     #[error("invalid configuration: {0}")]
     Config(String),
-    #[error("template: {0}")]
+    #[error(transparent)]
     Template(#[from] TemplateError),
     #[error("template {template} lacks field {field}")]
     MissingField {
         template: String,
         field: &'static str,
     },
-    #[error("encoding message {index}: {source}")]
-    Encode { index: usize, source: CodecError },
+    #[error("encoding message {index}: {error}")]
+    Encode { index: usize, error: CodecError },
     #[error("message {index} encodes to {len} bytes, over the packet limit of {max} (with the {PACKET_HEADER_LEN}-byte header)")]
     MessageTooLarge {
         index: usize,
         len: usize,
         max: usize,
     },
-    #[error("I/O: {0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 

@@ -99,7 +99,7 @@ impl Packetizer {
         self.scratch.clear();
         self.encoder
             .encode(msg, &mut self.scratch)
-            .map_err(|source| SimError::Encode { index, source })
+            .map_err(|error| SimError::Encode { index, error })
     }
 
     fn count(&mut self) {

@@ -256,3 +256,28 @@ fn zero_count_gives_only_done() {
     assert_eq!(g.packets.len(), 1);
     assert_eq!(decode_all(Kind::Simple, &g).len(), 1);
 }
+
+#[test]
+fn effective_average_entries_is_what_the_cut_leaves() {
+    // An average of 10 is cut at 24 entries (a 1024-byte packet): 9.2 on average.
+    let c = GenConfig {
+        avg_entries: 10.0,
+        ..cfg(Kind::Complex, 4000)
+    };
+    assert_eq!(c.max_entries(), 24);
+    let expect = c.effective_avg_entries();
+    assert!((9.1..9.3).contains(&expect), "{expect}");
+    let g = generate(&c).unwrap();
+    let lens: Vec<usize> = g
+        .messages_kept
+        .iter()
+        .filter(|m| m.template_id == 1)
+        .map(|m| seq_of(&m.fields[6]).len())
+        .collect();
+    let avg = lens.iter().sum::<usize>() as f64 / lens.len() as f64;
+    assert!(
+        (avg - expect).abs() < 0.4,
+        "average {avg}, expected {expect}"
+    );
+    assert_eq!(lens.iter().max(), Some(&24));
+}

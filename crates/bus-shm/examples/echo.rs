@@ -2,10 +2,11 @@
 //! the publisher can measure round-trip latency. Exits after the publisher's Done
 //! (or 10 s without data) and prints its counters.
 //!
-//! Usage: `cargo run -p fastfeed-bus --example echo -- <feed> [security,...]`
+//! Usage: `cargo run -p fastfeed-bus-shm --example echo -- <feed> [security,...]`
 
 use fastfeed_bus::testing::TestRecord;
-use fastfeed_bus::{serve_echo, Bus, Securities};
+use fastfeed_bus::{serve_echo, Securities};
+use fastfeed_bus_shm::ShmBus;
 use std::time::Duration;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -19,12 +20,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .collect::<Result<Vec<u32>, _>>()?,
         ),
     };
-    let bus = Bus::new(&feed)?;
+    let bus = ShmBus::new(&feed)?;
     eprintln!(
         "echo: feed {feed}, {securities:?}, cleaned {} dead nodes",
         bus.dead_nodes_cleaned()
     );
-    let stats = serve_echo::<TestRecord>(
+    let stats = serve_echo::<_, TestRecord>(
         &bus,
         securities,
         std::process::id(),

@@ -1,0 +1,133 @@
+//! Publisher and subscriber together on the in-process bus, in two threads: every record
+//! arrives, is echoed, and the counters reconcile on both ends; a second publisher on the
+//! same feed is told apart.
+
+use std::time::Duration;
+
+use fastfeed_bus::{LocalBus, Securities, SubscriberQos};
+use fastfeed_packet::len32le_packets;
+use fastfeed_publish::{DecodingPublisher, PublisherOptions, RecordSubscriber};
+use fastfeed_records::Record;
+use fastfeed_sim::{GenConfig, Kind};
+
+fn packets(kind: Kind, count: usize) -> Vec<Vec<u8>> {
+    let config = GenConfig {
+        count,
+        max_packet: 512,
+        ..match kind {
+            Kind::Simple => GenConfig::simple(),
+            Kind::Complex => GenConfig::complex(),
+        }
+    };
+    let mut file = Vec::new();
+    fastfeed_sim::generate_to(&config, &mut file).unwrap();
+    len32le_packets(&file)
+        .map(|p| p.unwrap().bytes.to_vec())
+        .collect()
+}
+
+fn options() -> PublisherOptions {
+    PublisherOptions {
+        echo: true,
+        first_seq: Some(1),
+        ..PublisherOptions::default()
+    }
+}
+
+/// Runs a `RecordSubscriber` on `bus` in a thread; returns its report and records.
+fn subscribe(
+    bus: LocalBus,
+    securities: Securities,
+) -> std::thread::JoinHandle<(fastfeed_publish::SubscriberReport, Vec<Record>)> {
+    std::thread::spawn(move || {
+        // Room for every record: a thread descheduled on a busy machine must not lose any.
+        let qos = SubscriberQos {
+            queue: 1 << 16,
+            ..SubscriberQos::default()
+        };
+        let mut sub = RecordSubscriber::new(&bus, &securities, &qos, true).unwrap();
+        let mut got = Vec::new();
+        let report = sub.run(Duration::from_secs(20), |r| got.push(*r)).unwrap();
+        (report, got)
+    })
+}
+
+#[test]
+fn every_record_arrives_and_is_echoed() {
+    for kind in [Kind::Simple, Kind::Complex] {
+        let bus = LocalBus::new("pipeline").unwrap();
+        let sub = subscribe(bus.join(), Securities::All);
+        let mut p = DecodingPublisher::new(&bus, kind.templates(), options()).unwrap();
+        assert_eq!(
+            p.wait_for_subscribers(1, Duration::from_secs(20)).unwrap(),
+            1
+        );
+        for packet in packets(kind, 2000) {
+            p.on_packet(&packet).unwrap();
+        }
+        assert!(p.counters.done);
+        p.finish(Duration::from_secs(20)).unwrap();
+        let (report, got) = sub.join().unwrap();
+
+        let records = p.counters.records;
+        assert!(records >= 2000, "{kind:?}: {records}");
+        assert!(report.complete, "{kind:?}: {report:?}");
+        assert_eq!((report.received, report.missed), (records, 0));
+        assert_eq!(got.len() as u64, records);
+        assert_eq!((p.counters.echoes, p.counters.echoes_other), (records, 0));
+        assert_eq!(p.round_trip.count(), records);
+        for t in &report.per_type {
+            let published = p
+                .published()
+                .iter()
+                .find(|(n, _)| *n == t.type_name)
+                .unwrap()
+                .1;
+            assert_eq!(t.published, Some(published), "{}", t.type_name);
+            assert_eq!(t.received, published);
+        }
+    }
+}
+
+#[test]
+fn a_filtered_subscriber_accounts_for_every_record() {
+    let bus = LocalBus::new("filtered").unwrap();
+    let sub = subscribe(bus.join(), Securities::Only(vec![1, 2]));
+    let mut p = DecodingPublisher::new(&bus, Kind::Simple.templates(), options()).unwrap();
+    p.wait_for_subscribers(1, Duration::from_secs(20)).unwrap();
+    for packet in packets(Kind::Simple, 2000) {
+        p.on_packet(&packet).unwrap();
+    }
+    p.finish(Duration::from_secs(5)).unwrap();
+    let (report, got) = sub.join().unwrap();
+    assert!(report.complete);
+    assert!(!got.is_empty() && got.iter().all(|r| [1, 2].contains(&r.security_id())));
+    assert!(report.filtered_out > 0);
+    assert_eq!(report.received + report.filtered_out, p.counters.records);
+    assert_eq!(p.counters.echoes, report.received);
+}
+
+/// Two publishers on one feed: each times only the echoes answering it.
+#[test]
+fn echoes_go_to_their_publisher() {
+    let bus = LocalBus::new("two").unwrap();
+    let other = bus.join();
+    let sub = subscribe(bus.join(), Securities::All);
+    let mut p = DecodingPublisher::new(&bus, Kind::Simple.templates(), options()).unwrap();
+    let mut q = DecodingPublisher::new(&other, Kind::Simple.templates(), options()).unwrap();
+    p.wait_for_subscribers(1, Duration::from_secs(20)).unwrap();
+    let packets = packets(Kind::Simple, 500);
+    // The other publisher sends only the first packet, and no Done.
+    q.on_packet(&packets[0]).unwrap();
+    for packet in &packets {
+        p.on_packet(packet).unwrap();
+    }
+    p.finish(Duration::from_secs(5)).unwrap();
+    let (report, _) = sub.join().unwrap();
+    assert!(report.complete);
+    q.poll_echoes().unwrap();
+    let (mine, theirs) = (p.counters.records, q.counters.records);
+    assert_eq!(report.received, mine + theirs);
+    assert_eq!((p.counters.echoes, p.counters.echoes_other), (mine, theirs));
+    assert_eq!((q.counters.echoes, q.counters.echoes_other), (theirs, mine));
+}
