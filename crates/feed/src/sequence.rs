@@ -93,6 +93,16 @@ impl SequenceTracker {
         self.next
     }
 
+    /// Whether `seq` would be accepted (new, or filling a gap), without recording it.
+    pub fn is_new(&self, seq: u64) -> bool {
+        match self.next {
+            None => true,
+            Some(next) if seq >= next => true,
+            Some(_) if seq < self.first => false,
+            Some(_) => self.missing.iter().any(|&(a, b)| a <= seq && seq <= b),
+        }
+    }
+
     pub fn on_packet(&mut self, seq: u64) -> SeqOutcome {
         self.counters.received += 1;
         let outcome = self.classify(seq);
@@ -102,6 +112,49 @@ impl SequenceTracker {
             _ => self.counters.accepted += 1,
         }
         outcome
+    }
+
+    /// A packet numbered `first..=last` (several messages, each with its own number): the
+    /// packet is classified by its first number and the sequence goes on after its last.
+    pub fn on_span(&mut self, first: u64, last: u64) -> SeqOutcome {
+        let outcome = self.on_packet(first);
+        let last = last.max(first);
+        match outcome {
+            SeqOutcome::InOrder | SeqOutcome::Gap { .. } => {
+                self.next = Some(last.saturating_add(1));
+            }
+            SeqOutcome::Late => {
+                for s in first + 1..=last.min(first + 1024) {
+                    // Counted per sequence number, as gaps are.
+                    if self.fill(s) {
+                        self.counters.missing -= 1;
+                        self.counters.late += 1;
+                    }
+                }
+            }
+            _ => {}
+        }
+        outcome
+    }
+
+    /// Takes `seq` out of the missing ranges; false if it was not missing.
+    fn fill(&mut self, seq: u64) -> bool {
+        let Some(i) = self.missing.iter().position(|&(a, b)| a <= seq && seq <= b) else {
+            return false;
+        };
+        let (a, b) = self.missing[i];
+        match (seq == a, seq == b) {
+            (true, true) => {
+                self.missing.remove(i);
+            }
+            (true, false) => self.missing[i].0 = seq + 1,
+            (false, true) => self.missing[i].1 = seq - 1,
+            (false, false) => {
+                self.missing[i].1 = seq - 1;
+                self.missing.insert(i + 1, (seq + 1, b));
+            }
+        }
+        true
     }
 
     fn classify(&mut self, seq: u64) -> SeqOutcome {
@@ -132,20 +185,8 @@ impl SequenceTracker {
             return SeqOutcome::Stale;
         }
         // Older than expected: late if it fills a gap, else a duplicate.
-        let Some(i) = self.missing.iter().position(|&(a, b)| a <= seq && seq <= b) else {
+        if !self.fill(seq) {
             return SeqOutcome::Duplicate;
-        };
-        let (a, b) = self.missing[i];
-        match (seq == a, seq == b) {
-            (true, true) => {
-                self.missing.remove(i);
-            }
-            (true, false) => self.missing[i].0 = seq + 1,
-            (false, true) => self.missing[i].1 = seq - 1,
-            (false, false) => {
-                self.missing[i].1 = seq - 1;
-                self.missing.insert(i + 1, (seq + 1, b));
-            }
         }
         self.counters.late += 1;
         self.counters.missing -= 1;
@@ -163,7 +204,9 @@ mod tests {
         assert_eq!(t.on_packet(1), SeqOutcome::InOrder);
         assert_eq!(t.on_packet(2), SeqOutcome::InOrder);
         assert_eq!(t.on_packet(6), SeqOutcome::Gap { from: 3, to: 5 });
+        assert!(t.is_new(4) && t.is_new(7) && !t.is_new(2));
         assert_eq!(t.on_packet(4), SeqOutcome::Late);
+        assert!(!t.is_new(4));
         assert_eq!(t.missing_ranges().collect::<Vec<_>>(), [(3, 3), (5, 5)]);
         assert_eq!(t.on_packet(4), SeqOutcome::Duplicate);
         assert_eq!(t.on_packet(6), SeqOutcome::Duplicate);
@@ -194,6 +237,19 @@ mod tests {
         let mut u = SequenceTracker::default().starting_at(1);
         assert_eq!(u.on_packet(1), SeqOutcome::InOrder);
         assert_eq!(u.expected(), Some(2));
+    }
+
+    #[test]
+    fn spans_of_several_messages() {
+        let mut t = SequenceTracker::default();
+        assert_eq!(t.on_span(10, 12), SeqOutcome::InOrder);
+        assert_eq!(t.on_span(13, 13), SeqOutcome::InOrder);
+        assert_eq!(t.on_span(17, 18), SeqOutcome::Gap { from: 14, to: 16 });
+        assert_eq!(t.on_span(14, 15), SeqOutcome::Late);
+        assert_eq!(t.missing_ranges().collect::<Vec<_>>(), [(16, 16)]);
+        assert_eq!(t.counters().missing, 1);
+        assert_eq!(t.on_span(10, 12), SeqOutcome::Duplicate);
+        assert_eq!(t.expected(), Some(19));
     }
 
     #[test]

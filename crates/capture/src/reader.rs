@@ -1,0 +1,359 @@
+//! Reading pcap and pcapng files held in memory: container blocks -> link frames -> IPv4 UDP
+//! datagrams.
+
+use std::net::{Ipv4Addr, SocketAddrV4};
+
+use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+use pcap_parser::data::{get_packetdata, PacketData, ETHERTYPE_IPV4};
+use pcap_parser::pcapng::Block;
+use pcap_parser::pcapng::{parse_block_be, parse_block_le};
+use pcap_parser::{
+    parse_pcap_frame, parse_pcap_frame_be, parse_pcap_frame_modified, parse_pcap_header,
+    LegacyPcapBlock, Linktype, PcapBlockOwned, PcapError,
+};
+
+use crate::CaptureError;
+
+/// The container format of a capture file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// Classic libpcap (microsecond or nanosecond timestamps, either byte order).
+    Pcap,
+    /// pcapng (per-interface timestamp resolution).
+    PcapNg,
+}
+
+impl Format {
+    /// The format `data` starts with, by magic number.
+    pub fn detect(data: &[u8]) -> Option<Format> {
+        let magic: [u8; 4] = data.get(..4)?.try_into().ok()?;
+        match u32::from_le_bytes(magic) {
+            0xa1b2_c3d4 | 0xd4c3_b2a1 | 0xa1b2_3c4d | 0x4d3c_b2a1 => Some(Format::Pcap),
+            0x0a0d_0d0a => Some(Format::PcapNg),
+            _ => None,
+        }
+    }
+}
+
+/// One UDP datagram of a capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Datagram<'a> {
+    /// Capture time in nanoseconds since the Unix epoch.
+    pub ts_ns: u64,
+    /// Source address and port.
+    pub src: SocketAddrV4,
+    /// Destination address (the multicast group) and port.
+    pub dst: SocketAddrV4,
+    /// The UDP payload.
+    pub payload: &'a [u8],
+}
+
+/// What a pass over a capture found. Every frame lands in exactly one of `datagrams`,
+/// `truncated`, `fragments`, `not_udp`, `bad_frames` or `unsupported_link`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CaptureStats {
+    /// Packet records (frames) in the file.
+    pub frames: u64,
+    /// IPv4 UDP datagrams handed out.
+    pub datagrams: u64,
+    /// Frames cut short by the capture's snap length (captured length < length on the wire).
+    pub truncated: u64,
+    /// IPv4 fragments: a fragmented datagram cannot be handed out whole.
+    pub fragments: u64,
+    /// Frames of other protocols (IPv6, TCP, ARP, ...).
+    pub not_udp: u64,
+    /// Frames whose link, IP or UDP headers do not parse (too short, wrong lengths).
+    pub bad_frames: u64,
+    /// Frames of a link type this reader does not know.
+    pub unsupported_link: u64,
+    /// Non-packet blocks (pcapng statistics, name resolution, ...).
+    pub other_blocks: u64,
+    /// Byte offset where the container itself was found damaged; nothing after it is read.
+    pub damaged_at: Option<usize>,
+}
+
+/// A capture file held in memory.
+pub struct Capture<'a> {
+    data: &'a [u8],
+    format: Format,
+}
+
+impl<'a> Capture<'a> {
+    /// Checks the header of `data`.
+    pub fn open(data: &'a [u8]) -> Result<Capture<'a>, CaptureError> {
+        let format = Format::detect(data).ok_or_else(|| {
+            CaptureError::NotACapture(data.iter().take(4).copied().collect::<Vec<u8>>())
+        })?;
+        let bad = |reason: String| CaptureError::BadHeader { format, reason };
+        match format {
+            Format::Pcap => {
+                parse_pcap_header(data).map_err(|e| bad(e.to_string()))?;
+            }
+            Format::PcapNg => {
+                pcap_parser::parse_sectionheaderblock(data).map_err(|e| bad(e.to_string()))?;
+            }
+        }
+        Ok(Capture { data, format })
+    }
+
+    /// The container format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The IPv4 UDP datagrams, in file order.
+    pub fn datagrams(&self) -> Datagrams<'a> {
+        let inner = match self.format {
+            Format::Pcap => {
+                let (rem, h) = parse_pcap_header(self.data).expect("checked by open");
+                // pcap-parser's own slice iterator reads every record little-endian; the
+                // record parser is chosen here from the header's byte order instead.
+                let parse: FrameParser = if h.is_modified_format() {
+                    parse_pcap_frame_modified
+                } else if h.is_bigendian() {
+                    parse_pcap_frame_be
+                } else {
+                    parse_pcap_frame
+                };
+                Inner::Pcap {
+                    rem,
+                    parse,
+                    link: h.network,
+                    nanos: h.is_nanosecond_precision(),
+                }
+            }
+            Format::PcapNg => Inner::PcapNg {
+                rem: self.data,
+                big_endian: false,
+                interfaces: Vec::new(),
+            },
+        };
+        Datagrams {
+            inner,
+            total: self.data.len(),
+            stats: CaptureStats::default(),
+        }
+    }
+}
+
+/// One pcapng interface: its link type and timestamp units.
+struct Interface {
+    link: Linktype,
+    /// Timestamp units per second.
+    resolution: u64,
+    offset_s: i64,
+}
+
+type FrameParser =
+    for<'b> fn(
+        &'b [u8],
+    )
+        -> pcap_parser::nom::IResult<&'b [u8], LegacyPcapBlock<'b>, PcapError<&'b [u8]>>;
+
+enum Inner<'a> {
+    Pcap {
+        rem: &'a [u8],
+        parse: FrameParser,
+        link: Linktype,
+        nanos: bool,
+    },
+    PcapNg {
+        rem: &'a [u8],
+        /// Byte order of the current section (pcapng sections say their own).
+        big_endian: bool,
+        interfaces: Vec<Interface>,
+    },
+    Done,
+}
+
+/// Iterator over a capture's datagrams; [`Datagrams::stats`] tells what else it met.
+pub struct Datagrams<'a> {
+    inner: Inner<'a>,
+    total: usize,
+    stats: CaptureStats,
+}
+
+/// A data frame out of the container: link type, time, bytes, whether it was cut short.
+struct Frame<'a> {
+    link: Linktype,
+    ts_ns: u64,
+    data: &'a [u8],
+    truncated: bool,
+}
+
+impl<'a> Datagrams<'a> {
+    /// Counts so far (all of them once the iterator is exhausted).
+    pub fn stats(&self) -> CaptureStats {
+        self.stats
+    }
+
+    /// Bytes not yet parsed.
+    fn remaining(&self) -> usize {
+        match &self.inner {
+            Inner::Pcap { rem, .. } => rem.len(),
+            Inner::PcapNg { rem, .. } => rem.len(),
+            Inner::Done => 0,
+        }
+    }
+
+    /// The next data frame, or `None` at the end or at damage.
+    fn next_frame(&mut self) -> Option<Frame<'a>> {
+        loop {
+            let block = match &mut self.inner {
+                Inner::Done => return None,
+                Inner::Pcap { rem, parse, .. } => (!rem.is_empty()).then(|| {
+                    parse(rem).map(|(next, b)| {
+                        *rem = next;
+                        PcapBlockOwned::from(b)
+                    })
+                }),
+                Inner::PcapNg {
+                    rem, big_endian, ..
+                } => (!rem.is_empty()).then(|| {
+                    let parse = if *big_endian {
+                        parse_block_be
+                    } else {
+                        parse_block_le
+                    };
+                    parse(rem).map(|(next, b)| {
+                        *rem = next;
+                        if let Block::SectionHeader(shb) = &b {
+                            *big_endian = shb.big_endian();
+                        }
+                        PcapBlockOwned::from(b)
+                    })
+                }),
+            };
+            let block = match block {
+                None => {
+                    self.inner = Inner::Done;
+                    return None;
+                }
+                Some(Err(_)) => {
+                    // The next block cannot be located past one that does not parse: stop
+                    // here, saying where.
+                    self.stats.damaged_at = Some(self.total - self.remaining());
+                    self.inner = Inner::Done;
+                    return None;
+                }
+                Some(Ok(b)) => b,
+            };
+            match (&mut self.inner, block) {
+                (Inner::Pcap { link, nanos, .. }, PcapBlockOwned::Legacy(b)) => {
+                    let frac = if *nanos {
+                        b.ts_usec as u64
+                    } else {
+                        b.ts_usec as u64 * 1_000
+                    };
+                    return Some(Frame {
+                        link: *link,
+                        ts_ns: b.ts_sec as u64 * 1_000_000_000 + frac,
+                        data: b.data,
+                        truncated: b.caplen < b.origlen,
+                    });
+                }
+                (Inner::PcapNg { interfaces, .. }, PcapBlockOwned::NG(b)) => match b {
+                    Block::SectionHeader(_) => interfaces.clear(),
+                    Block::InterfaceDescription(idb) => interfaces.push(Interface {
+                        link: idb.linktype,
+                        resolution: idb.ts_resolution().unwrap_or(1_000_000).max(1),
+                        offset_s: idb.ts_offset(),
+                    }),
+                    Block::EnhancedPacket(epb) => {
+                        let Some(ifc) = interfaces.get(epb.if_id as usize) else {
+                            self.stats.frames += 1;
+                            self.stats.unsupported_link += 1;
+                            continue;
+                        };
+                        let units = ((epb.ts_high as u64) << 32) | epb.ts_low as u64;
+                        let ns = units as u128 * 1_000_000_000 / ifc.resolution as u128;
+                        let ns = (ns as i128 + ifc.offset_s as i128 * 1_000_000_000)
+                            .clamp(0, u64::MAX as i128) as u64;
+                        return Some(Frame {
+                            link: ifc.link,
+                            ts_ns: ns,
+                            data: epb.data,
+                            truncated: epb.caplen < epb.origlen,
+                        });
+                    }
+                    Block::SimplePacket(spb) => {
+                        let Some(ifc) = interfaces.first() else {
+                            self.stats.frames += 1;
+                            self.stats.unsupported_link += 1;
+                            continue;
+                        };
+                        return Some(Frame {
+                            link: ifc.link,
+                            ts_ns: 0,
+                            data: spb.data,
+                            truncated: (spb.data.len() as u64) < spb.origlen as u64,
+                        });
+                    }
+                    _ => self.stats.other_blocks += 1,
+                },
+                _ => self.stats.other_blocks += 1,
+            }
+        }
+    }
+}
+
+impl<'a> Iterator for Datagrams<'a> {
+    type Item = Datagram<'a>;
+
+    fn next(&mut self) -> Option<Datagram<'a>> {
+        loop {
+            let f = self.next_frame()?;
+            self.stats.frames += 1;
+            if f.truncated {
+                self.stats.truncated += 1;
+                continue;
+            }
+            match udp_of(&f) {
+                Ok(d) => {
+                    self.stats.datagrams += 1;
+                    return Some(d);
+                }
+                Err(Skip::Fragment) => self.stats.fragments += 1,
+                Err(Skip::NotUdp) => self.stats.not_udp += 1,
+                Err(Skip::Bad) => self.stats.bad_frames += 1,
+                Err(Skip::Link) => self.stats.unsupported_link += 1,
+            }
+        }
+    }
+}
+
+enum Skip {
+    Fragment,
+    NotUdp,
+    Bad,
+    Link,
+}
+
+fn udp_of<'a>(f: &Frame<'a>) -> Result<Datagram<'a>, Skip> {
+    let sliced = match get_packetdata(f.data, f.link, f.data.len()) {
+        Some(PacketData::L2(eth)) => SlicedPacket::from_ethernet(eth),
+        Some(PacketData::L3(ETHERTYPE_IPV4, ip)) => SlicedPacket::from_ip(ip),
+        Some(PacketData::L3(..)) => return Err(Skip::NotUdp),
+        Some(PacketData::L4(..)) | Some(PacketData::Unsupported(_)) | None => {
+            return Err(Skip::Link)
+        }
+    }
+    .map_err(|_| Skip::Bad)?;
+    let Some(NetSlice::Ipv4(ip)) = &sliced.net else {
+        return Err(Skip::NotUdp);
+    };
+    if ip.is_payload_fragmented() {
+        return Err(Skip::Fragment);
+    }
+    let Some(TransportSlice::Udp(udp)) = &sliced.transport else {
+        return Err(Skip::NotUdp);
+    };
+    let h = ip.header();
+    let addr = |a: Ipv4Addr, port| SocketAddrV4::new(a, port);
+    Ok(Datagram {
+        ts_ns: f.ts_ns,
+        src: addr(h.source_addr(), udp.source_port()),
+        dst: addr(h.destination_addr(), udp.destination_port()),
+        payload: udp.payload(),
+    })
+}

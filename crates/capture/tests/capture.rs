@@ -1,0 +1,188 @@
+//! Captures written with pcap-file (an independent writer) read back: datagrams, timestamps,
+//! and every kind of frame that is not a whole IPv4 UDP datagram counted, never a panic.
+
+use std::borrow::Cow;
+use std::net::SocketAddrV4;
+use std::time::Duration;
+
+use etherparse::PacketBuilder;
+use fastfeed_capture::{is_capture, udp_frame, Capture, CaptureStats, Format};
+use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
+use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
+use pcap_file::pcapng::blocks::interface_description::{
+    InterfaceDescriptionBlock, InterfaceDescriptionOption,
+};
+use pcap_file::pcapng::PcapNgWriter;
+use pcap_file::{DataLink, TsResolution};
+
+fn addr(s: &str) -> SocketAddrV4 {
+    s.parse().unwrap()
+}
+
+/// Frames of every kind, with what the reader must make of each.
+fn frames() -> Vec<(Vec<u8>, u32)> {
+    let src = addr("10.1.2.3:4000");
+    let a = udp_frame(src, addr("239.195.1.1:16001"), b"first").unwrap();
+    let b = udp_frame(src, addr("239.195.1.2:16002"), b"second").unwrap();
+    let c = udp_frame(src, addr("239.195.1.1:16001"), b"third").unwrap();
+    let mut tcp = Vec::new();
+    PacketBuilder::ethernet2([2; 6], [3; 6])
+        .ipv4([10, 0, 0, 1], [10, 0, 0, 2], 64)
+        .tcp(1, 2, 3, 4)
+        .write(&mut tcp, b"tcp")
+        .unwrap();
+    let mut v6 = Vec::new();
+    PacketBuilder::ethernet2([2; 6], [3; 6])
+        .ipv6([1; 16], [2; 16], 64)
+        .udp(1, 2)
+        .write(&mut v6, b"v6")
+        .unwrap();
+    // A fragment: the more-fragments flag set on an otherwise whole UDP datagram.
+    let mut frag = udp_frame(src, addr("239.195.1.1:16001"), b"frag").unwrap();
+    frag[14 + 6] |= 0x20;
+    let garbage = vec![0xff; 9];
+    let orig = |f: &Vec<u8>| f.len() as u32;
+    vec![
+        (a.clone(), orig(&a)),
+        (tcp.clone(), orig(&tcp)),
+        (b.clone(), orig(&b)),
+        (v6.clone(), orig(&v6)),
+        (a[..30].to_vec(), orig(&a)), // cut by the snap length
+        (frag.clone(), orig(&frag)),
+        (garbage.clone(), orig(&garbage)),
+        (c.clone(), orig(&c)),
+    ]
+}
+
+fn expected_stats() -> CaptureStats {
+    CaptureStats {
+        frames: 8,
+        datagrams: 3,
+        truncated: 1,
+        fragments: 1,
+        not_udp: 2,
+        bad_frames: 1,
+        ..CaptureStats::default()
+    }
+}
+
+fn pcap(resolution: TsResolution) -> Vec<u8> {
+    let header = PcapHeader {
+        ts_resolution: resolution,
+        ..PcapHeader::default()
+    };
+    let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
+    for (i, (f, orig)) in frames().iter().enumerate() {
+        let ts = Duration::new(1_375_366_677 + i as u64, 123_456_789);
+        w.write_packet(&PcapPacket::new(ts, *orig, f)).unwrap();
+    }
+    w.into_writer()
+}
+
+fn pcapng() -> Vec<u8> {
+    let mut w = PcapNgWriter::new(Vec::new()).unwrap();
+    w.write_pcapng_block(InterfaceDescriptionBlock {
+        linktype: DataLink::ETHERNET,
+        snaplen: 0,
+        options: vec![InterfaceDescriptionOption::IfTsResol(9)],
+    })
+    .unwrap();
+    for (i, (f, orig)) in frames().iter().enumerate() {
+        w.write_pcapng_block(EnhancedPacketBlock {
+            interface_id: 0,
+            timestamp: Duration::new(1_375_366_677 + i as u64, 123_456_789),
+            original_len: *orig,
+            data: Cow::Borrowed(f),
+            options: vec![],
+        })
+        .unwrap();
+    }
+    w.into_inner()
+}
+
+fn read(data: &[u8]) -> (Vec<(u64, SocketAddrV4, Vec<u8>)>, CaptureStats) {
+    let cap = Capture::open(data).unwrap();
+    let mut it = cap.datagrams();
+    let got = it
+        .by_ref()
+        .map(|d| (d.ts_ns, d.dst, d.payload.to_vec()))
+        .collect();
+    (got, it.stats())
+}
+
+fn ts(i: u64, sub_ns: u64) -> u64 {
+    (1_375_366_677 + i) * 1_000_000_000 + sub_ns
+}
+
+#[test]
+fn pcap_in_microseconds_and_nanoseconds_and_pcapng() {
+    for (data, format, sub) in [
+        (pcap(TsResolution::MicroSecond), Format::Pcap, 123_456_000),
+        (pcap(TsResolution::NanoSecond), Format::Pcap, 123_456_789),
+        (pcapng(), Format::PcapNg, 123_456_789),
+    ] {
+        assert!(is_capture(&data));
+        assert_eq!(Capture::open(&data).unwrap().format(), format);
+        let (got, stats) = read(&data);
+        assert_eq!(
+            got,
+            vec![
+                (ts(0, sub), addr("239.195.1.1:16001"), b"first".to_vec()),
+                (ts(2, sub), addr("239.195.1.2:16002"), b"second".to_vec()),
+                (ts(7, sub), addr("239.195.1.1:16001"), b"third".to_vec()),
+            ],
+            "{format:?}"
+        );
+        assert_eq!(stats, expected_stats(), "{format:?}");
+    }
+}
+
+#[test]
+fn not_a_capture_is_an_error() {
+    assert!(!is_capture(b"\xc0\xf8\x01"));
+    assert!(Capture::open(b"\xc0\xf8\x01\x02\x03").is_err());
+    assert!(Capture::open(&pcap(TsResolution::MicroSecond)[..10]).is_err());
+}
+
+#[test]
+fn a_damaged_file_stops_where_the_damage_is() {
+    let data = pcap(TsResolution::MicroSecond);
+    // Cut inside the third record: two frames read, then the damage is located.
+    let first = 24 + 16 + frames()[0].0.len();
+    let second = first + 16 + frames()[1].0.len();
+    let cut = &data[..second + 20];
+    let (got, stats) = read(cut);
+    assert_eq!(got.len(), 1);
+    assert_eq!(stats.frames, 2);
+    assert_eq!(stats.damaged_at, Some(second));
+}
+
+#[test]
+fn every_cut_and_every_flipped_byte_reads_without_panic() {
+    for data in [pcap(TsResolution::NanoSecond), pcapng()] {
+        for cut in 0..data.len() {
+            if let Ok(c) = Capture::open(&data[..cut]) {
+                let mut it = c.datagrams();
+                let n = it.by_ref().count() as u64;
+                let s = it.stats();
+                assert!(n <= 3);
+                assert_eq!(
+                    s.frames,
+                    s.datagrams
+                        + s.truncated
+                        + s.fragments
+                        + s.not_udp
+                        + s.bad_frames
+                        + s.unsupported_link
+                );
+            }
+        }
+        for i in 0..data.len() {
+            let mut d = data.clone();
+            d[i] ^= 0x5a;
+            if let Ok(c) = Capture::open(&d) {
+                let _ = c.datagrams().count();
+            }
+        }
+    }
+}

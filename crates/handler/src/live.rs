@@ -1,0 +1,122 @@
+//! The thin socket layer: a channel's lines as multicast receivers. Lines A and B are
+//! joined for good; the snapshot line is joined while the channel wants snapshots and left
+//! when it does not.
+
+use std::io;
+
+use fastfeed_feed::LineConfig;
+use fastfeed_net::{McastReceiver, NetError};
+
+use crate::channel::{Channel, LineId};
+use crate::output::Output;
+use crate::setup::ChannelSetup;
+
+/// Most datagrams read from one socket per poll, so no line starves the others.
+const BURST: usize = 64;
+
+/// A channel on live multicast lines.
+pub struct LiveChannel {
+    /// The state machine.
+    pub channel: Channel,
+    lines: Vec<(LineId, McastReceiver)>,
+    snapshot: Option<LineConfig>,
+    snapshot_rx: Option<McastReceiver>,
+    buf: Vec<u8>,
+}
+
+fn receiver(line: &LineConfig, which: &str) -> Result<McastReceiver, NetError> {
+    let group = line.group.ok_or_else(|| NetError::Io {
+        context: format!("line {which}"),
+        error: io::Error::new(io::ErrorKind::InvalidInput, "no multicast group configured"),
+    })?;
+    let rx = McastReceiver::new(group, line.interface)?;
+    rx.set_nonblocking(true).map_err(|error| NetError::Io {
+        context: format!("non-blocking {group}"),
+        error,
+    })?;
+    Ok(rx)
+}
+
+impl LiveChannel {
+    /// Joins lines A and B (the snapshot line when the channel first wants it).
+    pub fn open(setup: &ChannelSetup) -> Result<LiveChannel, NetError> {
+        let mut lines = Vec::new();
+        for (id, cfg) in setup.lines() {
+            if id != LineId::Snapshot {
+                lines.push((id, receiver(cfg, id.name())?));
+            }
+        }
+        let mut live = LiveChannel {
+            channel: setup.channel(),
+            lines,
+            snapshot: setup.config.snapshot.clone(),
+            snapshot_rx: None,
+            buf: vec![0; 65_536],
+        };
+        live.follow_snapshot_wish()?;
+        Ok(live)
+    }
+
+    /// Whether the snapshot line is joined now.
+    pub fn snapshot_joined(&self) -> bool {
+        self.snapshot_rx.is_some()
+    }
+
+    fn follow_snapshot_wish(&mut self) -> Result<(), NetError> {
+        let want = self.channel.wants_snapshots();
+        match (&self.snapshot, &self.snapshot_rx, want) {
+            (Some(cfg), None, true) => self.snapshot_rx = Some(receiver(cfg, "snapshot")?),
+            (_, Some(_), false) => self.snapshot_rx = None,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Reads what the sockets hold (without blocking) into the channel; returns the number of
+    /// datagrams read.
+    pub fn poll<O: Output>(&mut self, now_ns: u64, out: &mut O) -> Result<usize, NetError> {
+        let mut n = 0;
+        for k in 0..self.lines.len() {
+            for _ in 0..BURST {
+                let (id, rx) = &self.lines[k];
+                let id = *id;
+                match rx.recv(&mut self.buf) {
+                    Ok(len) => {
+                        n += 1;
+                        self.channel.on_packet(id, &self.buf[..len], now_ns, out);
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    Err(error) => {
+                        return Err(NetError::Io {
+                            context: format!("receiving line {}", id.name()),
+                            error,
+                        })
+                    }
+                }
+            }
+        }
+        for _ in 0..BURST {
+            let Some(rx) = &self.snapshot_rx else { break };
+            match rx.recv(&mut self.buf) {
+                Ok(len) => {
+                    n += 1;
+                    self.channel
+                        .on_packet(LineId::Snapshot, &self.buf[..len], now_ns, out);
+                    if !self.channel.wants_snapshots() {
+                        break;
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                Err(error) => {
+                    return Err(NetError::Io {
+                        context: "receiving the snapshot line".into(),
+                        error,
+                    })
+                }
+            }
+        }
+        self.channel.on_tick(now_ns, out);
+        self.follow_snapshot_wish()?;
+        Ok(n)
+    }
+}

@@ -1,0 +1,112 @@
+//! From a feed configuration to channels: templates read, profile resolved with its
+//! overrides, settings derived.
+
+use std::sync::Arc;
+
+use fastfeed_codec::Templates;
+use fastfeed_events::Profile;
+use fastfeed_feed::{ChannelConfig, FeedConfig, LineConfig};
+
+use crate::channel::{Channel, ChannelSettings, LineId};
+use crate::source::{load_line, CapturedLine, SourceError};
+
+/// A configuration that cannot be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    /// A template file cannot be read or does not compile.
+    #[error("templates {path}: {message}")]
+    Templates {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// The profile is unknown or an override is wrong.
+    #[error("profile {name}: {message}")]
+    Profile {
+        /// The profile's name.
+        name: String,
+        /// What is wrong.
+        message: String,
+    },
+    /// A capture cannot be loaded.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+}
+
+/// One channel, ready to run.
+#[derive(Debug, Clone)]
+pub struct ChannelSetup {
+    /// Its configuration.
+    pub config: ChannelConfig,
+    /// Its compiled templates.
+    pub templates: Arc<Templates>,
+    /// The feed's profile.
+    pub profile: Profile,
+    /// Its settings.
+    pub settings: ChannelSettings,
+}
+
+impl ChannelSetup {
+    /// A fresh channel state machine.
+    pub fn channel(&self) -> Channel {
+        Channel::new(
+            self.templates.clone(),
+            self.profile.clone(),
+            self.settings.clone(),
+        )
+    }
+
+    /// The configured lines with their ids: A, then B and the snapshot line if present.
+    pub fn lines(&self) -> Vec<(LineId, &LineConfig)> {
+        let c = &self.config;
+        let mut v = vec![(LineId::A, &c.a)];
+        v.extend(c.b.as_ref().map(|b| (LineId::B, b)));
+        v.extend(c.snapshot.as_ref().map(|s| (LineId::Snapshot, s)));
+        v
+    }
+
+    /// Every line's capture, loaded.
+    pub fn captures(&self) -> Result<Vec<CapturedLine>, SourceError> {
+        self.lines()
+            .into_iter()
+            .map(|(id, l)| load_line(id, l, &self.templates, self.settings.header))
+            .collect()
+    }
+}
+
+/// Sets up every channel of a feed.
+pub fn setup(feed: &FeedConfig) -> Result<Vec<ChannelSetup>, SetupError> {
+    let profile = Profile::by_name(&feed.profile)
+        .ok_or_else(|| SetupError::Profile {
+            name: feed.profile.clone(),
+            message: format!("unknown (known: {})", fastfeed_events::PROFILES.join(", ")),
+        })?
+        .with_overrides(&feed.overrides)
+        .map_err(|message| SetupError::Profile {
+            name: feed.profile.clone(),
+            message,
+        })?;
+    feed.channels
+        .iter()
+        .map(|c| {
+            let path = feed.templates_of(c);
+            let shown = path.display().to_string();
+            let xml = std::fs::read_to_string(&path).map_err(|e| SetupError::Templates {
+                path: shown.clone(),
+                message: e.to_string(),
+            })?;
+            let templates =
+                fastfeed_codec::parse_templates(&xml).map_err(|e| SetupError::Templates {
+                    path: shown,
+                    message: e.to_string(),
+                })?;
+            Ok(ChannelSetup {
+                config: c.clone(),
+                templates,
+                profile: profile.clone(),
+                settings: ChannelSettings::from_config(c),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,297 @@
+//! Lines from capture files: a line's packets with their times, from a pcap/pcapng (the
+//! datagrams to the line's group, capture times), a `len32le` file or a raw file (UDP
+//! payloads end to end, cut at each FAST Reset message); the times of the last two are the
+//! packets' SendingTime (52). [`merge`] interleaves lines by time, as they arrived.
+
+use std::net::SocketAddrV4;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use fastfeed_capture::{Capture, CaptureStats};
+use fastfeed_codec::{Decoder, Templates};
+use fastfeed_events::{Normalizer, Profile};
+use fastfeed_feed::config::{CaptureFormat, LineConfig, PacketHeader};
+
+use crate::channel::LineId;
+
+/// Why a capture cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum SourceError {
+    /// The file cannot be read.
+    #[error("reading {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The line has no capture file.
+    #[error("line {0} has no capture")]
+    NoCapture(&'static str),
+    /// Not a usable capture of the format.
+    #[error("{path}: {message}")]
+    Format {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        message: String,
+    },
+}
+
+/// One packet of a captured line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CapturedPacket {
+    /// When it arrived (capture time) or was sent (SendingTime), ns since the epoch.
+    pub ts_ns: u64,
+    range: Range<usize>,
+}
+
+/// A line's packets, held in memory.
+#[derive(Debug, Clone)]
+pub struct CapturedLine {
+    /// Which line.
+    pub line: LineId,
+    data: Vec<u8>,
+    /// The packets in file order.
+    pub packets: Vec<CapturedPacket>,
+    /// For a pcap: what else the capture held.
+    pub capture_stats: Option<CaptureStats>,
+}
+
+impl CapturedLine {
+    /// A line from packets in memory (tests, generated data).
+    pub fn from_packets(line: LineId, packets: impl IntoIterator<Item = (u64, Vec<u8>)>) -> Self {
+        let mut data = Vec::new();
+        let mut out = Vec::new();
+        for (ts_ns, p) in packets {
+            let start = data.len();
+            data.extend_from_slice(&p);
+            out.push(CapturedPacket {
+                ts_ns,
+                range: start..data.len(),
+            });
+        }
+        CapturedLine {
+            line,
+            data,
+            packets: out,
+            capture_stats: None,
+        }
+    }
+
+    /// The bytes of packet `i`.
+    pub fn packet(&self, i: usize) -> &[u8] {
+        &self.data[self.packets[i].range.clone()]
+    }
+
+    /// Every packet's bytes, in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> + '_ {
+        self.packets.iter().map(|p| &self.data[p.range.clone()])
+    }
+
+    /// Total payload bytes.
+    pub fn bytes(&self) -> usize {
+        self.packets.iter().map(|p| p.range.len()).sum()
+    }
+}
+
+/// Loads a line's capture.
+pub fn load_line(
+    line: LineId,
+    cfg: &LineConfig,
+    templates: &Arc<Templates>,
+    header: PacketHeader,
+) -> Result<CapturedLine, SourceError> {
+    let path = cfg
+        .capture
+        .as_ref()
+        .ok_or(SourceError::NoCapture(line.name()))?;
+    let data = std::fs::read(path).map_err(|source| SourceError::Read {
+        path: path.clone(),
+        source,
+    })?;
+    let format = cfg
+        .format
+        .unwrap_or(if fastfeed_capture::is_capture(&data) {
+            CaptureFormat::Pcap
+        } else {
+            CaptureFormat::Raw
+        });
+    load_bytes(
+        line,
+        data,
+        format,
+        cfg.capture_selector(),
+        templates,
+        header,
+        path,
+    )
+}
+
+fn load_bytes(
+    line: LineId,
+    data: Vec<u8>,
+    format: CaptureFormat,
+    select: Option<SocketAddrV4>,
+    templates: &Arc<Templates>,
+    header: PacketHeader,
+    path: &Path,
+) -> Result<CapturedLine, SourceError> {
+    let bad = |message: String| SourceError::Format {
+        path: path.to_owned(),
+        message,
+    };
+    match format {
+        CaptureFormat::Pcap => {
+            let cap = Capture::open(&data).map_err(|e| bad(e.to_string()))?;
+            let mut it = cap.datagrams();
+            let packets: Vec<(u64, Vec<u8>)> = it
+                .by_ref()
+                .filter(|d| select.is_none_or(|s| d.dst == s))
+                .map(|d| (d.ts_ns, d.payload.to_vec()))
+                .collect();
+            let stats = it.stats();
+            let mut l = CapturedLine::from_packets(line, packets);
+            l.capture_stats = Some(stats);
+            Ok(l)
+        }
+        CaptureFormat::Len32le => {
+            let ranges: Vec<Range<usize>> = fastfeed_packet::len32le_packets(&data)
+                .map(|p| p.map(|p| p.offset..p.offset + p.bytes.len()))
+                .collect::<Result<_, _>>()
+                .map_err(|e| bad(e.to_string()))?;
+            Ok(with_sending_times(line, data, ranges, templates, header))
+        }
+        CaptureFormat::Raw => {
+            let mut dec = Decoder::new(templates.clone());
+            let ranges: Vec<Range<usize>> = fastfeed_packet::split_at_resets(&mut dec, &data)
+                .map_err(|e| bad(e.to_string()))?
+                .iter()
+                .map(|p| p.offset..p.offset + p.bytes.len())
+                .collect();
+            Ok(with_sending_times(line, data, ranges, templates, header))
+        }
+    }
+}
+
+/// Times packets by the SendingTime of their first message that has one; a packet without
+/// one takes its predecessor's time.
+fn with_sending_times(
+    line: LineId,
+    data: Vec<u8>,
+    ranges: Vec<Range<usize>>,
+    templates: &Arc<Templates>,
+    header: PacketHeader,
+) -> CapturedLine {
+    let mut n = Normalizer::new(templates, Profile::fix());
+    let mut dec = Decoder::new(templates.clone());
+    let mut last = 0;
+    let packets = ranges
+        .into_iter()
+        .map(|range| {
+            let p = &data[range.clone()];
+            n.clear();
+            dec.reset();
+            let mut pos = header.prefix_len().min(p.len());
+            while pos < p.len() {
+                match dec.decode(&p[pos..], &mut n) {
+                    Ok(k) => pos += k,
+                    Err(_) => break,
+                }
+            }
+            let t = n
+                .batch()
+                .messages
+                .iter()
+                .find_map(|m| m.sending_time.and_then(sending_time_ns));
+            last = t.unwrap_or(last).max(last);
+            CapturedPacket { ts_ns: last, range }
+        })
+        .collect();
+    CapturedLine {
+        line,
+        data,
+        packets,
+        capture_stats: None,
+    }
+}
+
+/// A SendingTime as ns since the epoch: FIX's UTCTimestamp as a FAST integer
+/// (YYYYMMDDHHMMSSsss, as MOEX and CME send it), or already ns since the epoch.
+pub fn sending_time_ns(v: u64) -> Option<u64> {
+    if (10_000_000_000_000_000..100_000_000_000_000_000).contains(&v) {
+        let ms = v % 1000;
+        let s = (v / 1000) % 100;
+        let mi = (v / 100_000) % 100;
+        let h = (v / 10_000_000) % 100;
+        let d = (v / 1_000_000_000) % 100;
+        let mo = (v / 100_000_000_000) % 100;
+        let y = v / 10_000_000_000_000;
+        if !(1..=12).contains(&mo) || !(1..=31).contains(&d) || h > 23 || mi > 59 || s > 60 {
+            return None;
+        }
+        let days = days_from_civil(y as i64, mo as i64, d as i64);
+        let secs = days * 86_400 + (h * 3600 + mi * 60 + s) as i64;
+        return u64::try_from(secs)
+            .ok()
+            .map(|s| s * 1_000_000_000 + ms * 1_000_000);
+    }
+    (v >= 1_000_000_000_000_000_000).then_some(v)
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// The packets of several lines in arrival order: by time, then by line order.
+pub fn merge(lines: &[CapturedLine]) -> Vec<(usize, usize)> {
+    let mut all: Vec<(u64, usize, usize)> = lines
+        .iter()
+        .enumerate()
+        .flat_map(|(l, line)| {
+            line.packets
+                .iter()
+                .enumerate()
+                .map(move |(i, p)| (p.ts_ns, l, i))
+        })
+        .collect();
+    all.sort_by_key(|&(t, l, i)| (t, l, i));
+    all.into_iter().map(|(_, l, i)| (l, i)).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sending_times() {
+        // 2013-08-01 14:24:37.941 UTC
+        assert_eq!(
+            sending_time_ns(20130801142437941),
+            Some(1_375_367_077_941_000_000)
+        );
+        assert_eq!(sending_time_ns(20131301142437941), None);
+        assert_eq!(sending_time_ns(12345), None);
+        assert_eq!(
+            sending_time_ns(1_700_000_000_000_000_000),
+            Some(1_700_000_000_000_000_000)
+        );
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+    }
+
+    #[test]
+    fn merge_by_time_then_line() {
+        let a = CapturedLine::from_packets(LineId::A, [(10, vec![1]), (30, vec![2])]);
+        let b = CapturedLine::from_packets(LineId::B, [(10, vec![3]), (20, vec![4])]);
+        assert_eq!(merge(&[a, b]), [(0, 0), (1, 0), (1, 1), (0, 1)]);
+    }
+}
