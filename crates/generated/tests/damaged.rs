@@ -1,0 +1,113 @@
+//! Bad input gets the same typed errors from the generated decoders as from the interpreter:
+//! the same kind, byte offset, template and field, after the same messages. Real messages
+//! are cut short at every byte and have bytes changed, in lenient and strict mode.
+
+mod common;
+
+use common::{agree, len32le, shared_bytes, Layout, STREAM};
+use fastfeed_codec::DecodeOptions;
+
+generated!(MfastComplex, fastfeed_generated::mfast_complex);
+generated!(Moex, fastfeed_generated::moex);
+generated!(Fpl, fastfeed_generated::openfast_fpl);
+
+fn strict() -> DecodeOptions {
+    DecodeOptions {
+        strict: true,
+        ..Default::default()
+    }
+}
+
+/// Tight limits, so the length checks fire too.
+fn tight() -> DecodeOptions {
+    DecodeOptions {
+        strict: false,
+        max_sequence_len: 2,
+        max_string_len: 3,
+        max_depth: 1,
+    }
+}
+
+const LAYOUTS: [Layout; 3] = [
+    STREAM,
+    Layout {
+        opts: strict,
+        ..STREAM
+    },
+    Layout {
+        opts: tight,
+        ..STREAM
+    },
+];
+
+/// Every cut and a few byte values at every position of `bytes`, through `check`.
+fn damage(bytes: &[u8], mut check: impl FnMut(&[u8])) {
+    for cut in 0..bytes.len() {
+        check(&bytes[..cut]);
+    }
+    for i in 0..bytes.len() {
+        for v in [
+            0x00,
+            0x7f,
+            0x80,
+            0xff,
+            bytes[i] ^ 0x80,
+            bytes[i] ^ 0x40,
+            bytes[i] ^ 0x01,
+        ] {
+            let mut b = bytes.to_vec();
+            b[i] = v;
+            check(&b);
+        }
+    }
+}
+
+#[test]
+fn mfast_messages_damaged() {
+    let data = shared_bytes("corpus/mfast-complex/complex30000.dat");
+    let packets = len32le(&data);
+    let mut errors = 0;
+    // A Done, MarketData messages of 2 and 3 entries, and a QuoteRequest.
+    let qr = packets
+        .iter()
+        .position(|p| p[1] == 0x82)
+        .expect("a QuoteRequest");
+    for p in [0, 1, 2, qr, packets.len() - 1] {
+        damage(packets[p], |b| {
+            for l in LAYOUTS {
+                let out = agree::<MfastComplex>(&[b], l, false);
+                errors += out.iter().filter(|o| o.is_err()).count();
+            }
+        });
+    }
+    assert!(errors > 1000, "damage found errors: {errors}");
+}
+
+#[test]
+fn moex_stream_damaged() {
+    let data = shared_bytes("corpus/moex-forts-2013/increment_a.dat");
+    // The first messages of the stream, dictionaries running from one to the next.
+    let bytes = &data[..400];
+    let mut errors = 0;
+    damage(bytes, |b| {
+        for l in LAYOUTS {
+            let out = agree::<Moex>(&[b], l, false);
+            errors += out.iter().filter(|o| o.is_err()).count();
+        }
+    });
+    assert!(errors > 1000, "damage found errors: {errors}");
+    let snapshot = shared_bytes("corpus/moex-forts-2013/snapshot.dat");
+    damage(&snapshot[..300], |b| {
+        agree::<Moex>(&[b], STREAM, false);
+    });
+}
+
+#[test]
+fn fpl_sample_damaged() {
+    let data = shared_bytes("corpus/openfast-fpl/messages.fast");
+    damage(&data, |b| {
+        for l in LAYOUTS {
+            agree::<Fpl>(&[b], l, false);
+        }
+    });
+}
