@@ -1,0 +1,336 @@
+//! The decoder's [`Handler`] that fills the columns of one template's table, field by field,
+//! with no message tree in between.
+
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchOptions};
+use arrow_schema::{Schema, SchemaRef};
+use fastfeed_codec::template::{Instr, Template};
+use fastfeed_codec::{FieldValue, Handler};
+
+use crate::column::{self, Column};
+use crate::plan::{Plan, Slot, TableOptions};
+use crate::TableError;
+
+/// Rows per record batch by default: big enough that per-batch costs vanish, small enough
+/// that a batch of wide rows stays in the tens of megabytes.
+pub const DEFAULT_BATCH_ROWS: usize = 65_536;
+
+/// Where the handler is in the plan: a segment and the next slot in it.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    seg: usize,
+    pos: usize,
+    /// For a list: its column.
+    list: Option<usize>,
+    /// Elements begun in this sequence.
+    count: u32,
+}
+
+/// Builds the record batches of one template's messages, as the decoder calls it. Messages
+/// of other templates are passed over (and counted).
+///
+/// Decimal columns are decimal128(38, scale). The scale is the template's when it fixes the
+/// exponent (a constant), the caller's when given ([`TableOptions`]), and otherwise the most
+/// fraction digits of any value in the first batch. A later value is converted exactly or
+/// not at all: one with more fraction digits than its column's scale (or too many digits for
+/// 38) fails the batch with [`TableError::Decimal`], which names the scale that would hold
+/// it; no value is ever rounded.
+pub struct TableBuilder {
+    template_id: u32,
+    name: String,
+    plan: Plan,
+    cols: Vec<Column>,
+    stack: Vec<Frame>,
+    /// Nesting depth of callbacks being ignored (another template, a left-out sequence).
+    skip: u32,
+    /// Rows committed (whole messages); the columns may hold more of a message in progress.
+    rows: usize,
+    /// Entries of the message in progress.
+    entries: usize,
+    messages: u64,
+    other_messages: u64,
+    batch_rows: usize,
+    schema: Option<SchemaRef>,
+}
+
+impl TableBuilder {
+    pub fn new(template: &Template, opts: &TableOptions) -> Result<TableBuilder, TableError> {
+        let plan = Plan::new(template, opts)?;
+        let cols = plan.columns.iter().map(|c| Column::new(c.ty)).collect();
+        Ok(TableBuilder {
+            template_id: template.id,
+            name: template.name.clone(),
+            plan,
+            cols,
+            stack: Vec::with_capacity(8),
+            skip: 0,
+            rows: 0,
+            entries: 0,
+            messages: 0,
+            other_messages: 0,
+            batch_rows: DEFAULT_BATCH_ROWS,
+            schema: None,
+        })
+    }
+
+    /// Sets the rows per batch (at least 1). A message's entries are never split, so a batch
+    /// can pass this by one message's entries.
+    pub fn batch_rows(mut self, rows: usize) -> Self {
+        self.batch_rows = rows.max(1);
+        self
+    }
+
+    pub fn template_id(&self) -> u32 {
+        self.template_id
+    }
+
+    /// The template's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Rows held, not yet in a batch.
+    pub fn rows(&self) -> usize {
+        self.rows
+    }
+
+    /// Whether a batch's worth of rows is held.
+    pub fn is_full(&self) -> bool {
+        self.rows >= self.batch_rows
+    }
+
+    /// Messages of this template taken so far.
+    pub fn messages(&self) -> u64 {
+        self.messages
+    }
+
+    /// Messages of other templates passed over.
+    pub fn other_messages(&self) -> u64 {
+        self.other_messages
+    }
+
+    /// The schema: with the decimal scales fixed once the first batch is out, the template's
+    /// (or 0 where learned) before.
+    pub fn schema(&self) -> SchemaRef {
+        self.schema.clone().unwrap_or_else(|| {
+            Arc::new(Schema::new(column::fields_with(
+                &self.plan,
+                &self.cols,
+                &self.plan.top,
+            )))
+        })
+    }
+
+    /// Drops the fields of a message that failed to decode: its rows never appear.
+    pub fn rollback(&mut self) {
+        self.stack.clear();
+        self.skip = 0;
+        self.entries = 0;
+        for &c in &self.plan.top {
+            truncate(&self.plan, &mut self.cols, c, self.rows);
+        }
+    }
+
+    /// The rows held as a record batch (none when no rows are held).
+    pub fn finish(&mut self) -> Result<Option<RecordBatch>, TableError> {
+        if self.rows == 0 {
+            return Ok(None);
+        }
+        self.rollback();
+        let arrays = self
+            .plan
+            .top
+            .iter()
+            .map(|&c| column::finish(&self.plan, &mut self.cols, c))
+            .collect::<Result<Vec<_>, _>>()?;
+        let schema = self.schema.get_or_insert_with(|| {
+            Arc::new(Schema::new(column::fields_with(
+                &self.plan,
+                &self.cols,
+                &self.plan.top,
+            )))
+        });
+        let opts = RecordBatchOptions::new().with_row_count(Some(self.rows));
+        let batch = RecordBatch::try_new_with_options(schema.clone(), arrays, &opts)?;
+        self.rows = 0;
+        Ok(Some(batch))
+    }
+
+    /// Advances to the next slot of the current segment and returns it.
+    #[inline]
+    fn next_slot(&mut self) -> Option<&Slot> {
+        let f = self.stack.last_mut()?;
+        f.pos += 1;
+        self.plan.segments[f.seg].get(f.pos - 1)
+    }
+}
+
+/// Cuts column `c` back to `len` values, and a list's children to where those values end.
+fn truncate(plan: &Plan, cols: &mut [Column], c: usize, len: usize) {
+    let end = cols[c].truncate(len);
+    for &k in &plan.columns[c].children {
+        truncate(plan, cols, k, end);
+    }
+}
+
+impl Handler for TableBuilder {
+    fn begin_message(&mut self, template: &Template) {
+        self.stack.clear();
+        self.entries = 0;
+        if template.id != self.template_id {
+            self.skip = 1;
+            return;
+        }
+        self.skip = 0;
+        self.stack.push(Frame {
+            seg: 0,
+            pos: 0,
+            list: None,
+            count: 0,
+        });
+    }
+
+    fn end_message(&mut self) {
+        if self.skip > 0 {
+            self.skip = 0;
+            self.other_messages += 1;
+            return;
+        }
+        self.stack.clear();
+        self.messages += 1;
+        if !self.plan.entries {
+            self.rows += 1;
+            return;
+        }
+        // The message's fields were taken once; each entry row gets them.
+        let n = self.entries;
+        for &c in &self.plan.parent {
+            if n == 0 {
+                self.cols[c].truncate(self.rows);
+            } else {
+                self.cols[c].repeat_last(n - 1);
+            }
+        }
+        self.rows += n;
+    }
+
+    #[inline]
+    fn value(&mut self, _: &Instr, value: FieldValue<'_>) {
+        if self.skip > 0 {
+            return;
+        }
+        if let Some(&Slot::Column(c)) = self.next_slot() {
+            self.cols[c].push(value);
+        }
+    }
+
+    fn absent(&mut self, _: &Instr) {
+        if self.skip > 0 {
+            return;
+        }
+        let Some(f) = self.stack.last_mut() else {
+            return;
+        };
+        f.pos += 1;
+        match self.plan.segments[f.seg].get(f.pos - 1) {
+            Some(&Slot::Column(c) | &Slot::List { column: c, .. }) => self.cols[c].push_null(),
+            Some(Slot::Group { nulls, .. }) => {
+                for &c in nulls {
+                    self.cols[c].push_null();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn begin_sequence(&mut self, _: &Instr, _len: u32) {
+        if self.skip > 0 {
+            self.skip += 1;
+            return;
+        }
+        let frame = match self.next_slot() {
+            Some(&Slot::List { column, body }) => Frame {
+                seg: body,
+                pos: 0,
+                list: Some(column),
+                count: 0,
+            },
+            Some(&Slot::Entries { body }) => Frame {
+                seg: body,
+                pos: 0,
+                list: None,
+                count: 0,
+            },
+            _ => {
+                self.skip = 1;
+                return;
+            }
+        };
+        self.stack.push(frame);
+    }
+
+    fn begin_element(&mut self, _: u32) {
+        if self.skip == 0 {
+            if let Some(f) = self.stack.last_mut() {
+                f.pos = 0;
+                f.count += 1;
+            }
+        }
+    }
+
+    fn end_element(&mut self) {
+        if self.skip == 0 && matches!(self.stack.last(), Some(f) if f.list.is_none()) {
+            self.entries += 1;
+        }
+    }
+
+    fn end_sequence(&mut self) {
+        if self.skip > 0 {
+            self.skip -= 1;
+            return;
+        }
+        if let Some(Frame {
+            list: Some(c),
+            count,
+            ..
+        }) = self.stack.pop()
+        {
+            let end = self.cols[c].list_end() + count as usize;
+            self.cols[c].push_list(end);
+        }
+    }
+
+    fn begin_group(&mut self, _: &Instr) {
+        if self.skip > 0 {
+            self.skip += 1;
+            return;
+        }
+        match self.next_slot() {
+            Some(&Slot::Group { body, .. }) => self.stack.push(Frame {
+                seg: body,
+                pos: 0,
+                list: None,
+                count: 0,
+            }),
+            _ => self.skip = 1,
+        }
+    }
+
+    fn end_group(&mut self) {
+        if self.skip > 0 {
+            self.skip -= 1;
+            return;
+        }
+        self.stack.pop();
+    }
+
+    fn begin_template_ref(&mut self, _: &Template) {
+        // Templates with dynamic references have no table (see `Plan::new`).
+        self.skip += 1;
+    }
+
+    fn end_template_ref(&mut self) {
+        self.skip = self.skip.saturating_sub(1);
+    }
+}

@@ -1,0 +1,407 @@
+//! Column storage filled while decoding: plain vectors that can be cut back when a message
+//! fails halfway (Arrow's builders cannot), handed to Arrow without copying when a batch is
+//! finished.
+
+use std::sync::Arc;
+
+use arrow_array::types::*;
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, Decimal128Array, ListArray, PrimitiveArray, StringArray,
+    StructArray,
+};
+use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Fields};
+use fastfeed_codec::template::IntType;
+use fastfeed_codec::{Decimal, FieldValue};
+
+use crate::plan::{ColumnType, Plan, DECIMAL_PRECISION};
+use crate::TableError;
+
+/// The values of one column.
+#[derive(Debug)]
+pub(crate) enum Data {
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    /// Kept as on the wire until the batch's scale is known.
+    Decimal {
+        mantissa: Vec<i64>,
+        exponent: Vec<i8>,
+    },
+    /// Offsets (one more than values) into bytes: strings and byte vectors alike.
+    Bytes {
+        offsets: Vec<i32>,
+        bytes: Vec<u8>,
+    },
+    /// Offsets into the children, which are columns of their own in the arena.
+    List {
+        offsets: Vec<i32>,
+    },
+}
+
+/// One column under construction.
+#[derive(Debug)]
+pub(crate) struct Column {
+    pub data: Data,
+    /// Allocates a bitmap only once a null arrives.
+    pub nulls: NullBufferBuilder,
+    /// A decimal column's scale once fixed (by the template, the caller, or the first batch).
+    pub scale: Option<i8>,
+}
+
+macro_rules! each_int {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            Data::U8($v) => $body,
+            Data::U16($v) => $body,
+            Data::U32($v) => $body,
+            Data::U64($v) => $body,
+            Data::I8($v) => $body,
+            Data::I16($v) => $body,
+            Data::I32($v) => $body,
+            Data::I64($v) => $body,
+            _ => unreachable!("not an integer column"),
+        }
+    };
+}
+
+impl Column {
+    pub fn new(ty: ColumnType) -> Column {
+        let data = match ty {
+            ColumnType::Int(t) => match t {
+                IntType::U8 => Data::U8(Vec::new()),
+                IntType::U16 => Data::U16(Vec::new()),
+                IntType::U32 => Data::U32(Vec::new()),
+                IntType::U64 => Data::U64(Vec::new()),
+                IntType::I8 => Data::I8(Vec::new()),
+                IntType::I16 => Data::I16(Vec::new()),
+                IntType::I32 => Data::I32(Vec::new()),
+                IntType::I64 => Data::I64(Vec::new()),
+            },
+            ColumnType::Decimal(_) => Data::Decimal {
+                mantissa: Vec::new(),
+                exponent: Vec::new(),
+            },
+            ColumnType::Utf8 | ColumnType::Binary => Data::Bytes {
+                offsets: vec![0],
+                bytes: Vec::new(),
+            },
+            ColumnType::List => Data::List { offsets: vec![0] },
+        };
+        let scale = match ty {
+            ColumnType::Decimal(s) => s,
+            _ => None,
+        };
+        Column {
+            data,
+            nulls: NullBufferBuilder::new(0),
+            scale,
+        }
+    }
+
+    /// An empty column whose vectors have the capacity of `like`'s.
+    fn with_capacity_of(ty: ColumnType, like: &Data) -> Column {
+        let mut c = Column::new(ty);
+        match (&mut c.data, like) {
+            (
+                Data::Decimal { mantissa, exponent },
+                Data::Decimal {
+                    mantissa: m,
+                    exponent: e,
+                },
+            ) => {
+                mantissa.reserve(m.len());
+                exponent.reserve(e.len());
+            }
+            (
+                Data::Bytes { offsets, bytes },
+                Data::Bytes {
+                    offsets: o,
+                    bytes: b,
+                },
+            ) => {
+                offsets.reserve(o.len());
+                bytes.reserve(b.len());
+            }
+            (Data::List { offsets }, Data::List { offsets: o }) => offsets.reserve(o.len()),
+            (data, like) => {
+                let n = each_int!(like, d => d.len());
+                each_int!(data, d => d.reserve(n));
+            }
+        }
+        c
+    }
+
+    pub fn len(&self) -> usize {
+        self.nulls.len()
+    }
+
+    /// Appends a decoded value. The decoder range-checks integers against the field's type,
+    /// so the narrowing casts keep every value.
+    #[inline]
+    pub fn push(&mut self, v: FieldValue<'_>) {
+        self.nulls.append_non_null();
+        match (&mut self.data, v) {
+            (Data::U32(d), FieldValue::UInt(x)) => d.push(x as u32),
+            (Data::U64(d), FieldValue::UInt(x)) => d.push(x),
+            (Data::I32(d), FieldValue::Int(x)) => d.push(x as i32),
+            (Data::I64(d), FieldValue::Int(x)) => d.push(x),
+            (Data::U8(d), FieldValue::UInt(x)) => d.push(x as u8),
+            (Data::U16(d), FieldValue::UInt(x)) => d.push(x as u16),
+            (Data::I8(d), FieldValue::Int(x)) => d.push(x as i8),
+            (Data::I16(d), FieldValue::Int(x)) => d.push(x as i16),
+            (Data::Decimal { mantissa, exponent }, FieldValue::Decimal(x)) => {
+                mantissa.push(x.mantissa);
+                // The decoder rejects exponents outside -63..=63.
+                exponent.push(x.exponent as i8);
+            }
+            (Data::Bytes { offsets, bytes }, FieldValue::Ascii(b) | FieldValue::Bytes(b)) => {
+                bytes.extend_from_slice(b);
+                offsets.push(bytes.len() as i32);
+            }
+            (Data::Bytes { offsets, bytes }, FieldValue::Unicode(s)) => {
+                bytes.extend_from_slice(s.as_bytes());
+                offsets.push(bytes.len() as i32);
+            }
+            // The template types the column and the decoder the value alike.
+            _ => {
+                self.nulls.truncate(self.nulls.len() - 1);
+                self.push_null();
+            }
+        }
+    }
+
+    /// Appends a null (an absent optional field).
+    #[inline]
+    pub fn push_null(&mut self) {
+        self.nulls.append_null();
+        self.push_default();
+    }
+
+    fn push_default(&mut self) {
+        match &mut self.data {
+            Data::Decimal { mantissa, exponent } => {
+                mantissa.push(0);
+                exponent.push(0);
+            }
+            Data::Bytes { offsets, .. } | Data::List { offsets } => {
+                let last = *offsets.last().expect("offsets start with 0");
+                offsets.push(last);
+            }
+            data => each_int!(data, d => d.push(Default::default())),
+        }
+    }
+
+    /// Closes a list value whose children now end at `end`.
+    pub fn push_list(&mut self, end: usize) {
+        self.nulls.append_non_null();
+        if let Data::List { offsets } = &mut self.data {
+            offsets.push(end as i32);
+        }
+    }
+
+    /// Where the children of this list end (for a list column).
+    pub fn list_end(&self) -> usize {
+        match &self.data {
+            Data::List { offsets } => *offsets.last().expect("offsets start with 0") as usize,
+            _ => 0,
+        }
+    }
+
+    /// Cuts the column back to `len` values; returns, for a list, where its children end.
+    pub fn truncate(&mut self, len: usize) -> usize {
+        self.nulls.truncate(len);
+        match &mut self.data {
+            Data::Decimal { mantissa, exponent } => {
+                mantissa.truncate(len);
+                exponent.truncate(len);
+                0
+            }
+            Data::Bytes { offsets, bytes } => {
+                offsets.truncate(len + 1);
+                bytes.truncate(*offsets.last().expect("offsets start with 0") as usize);
+                0
+            }
+            Data::List { offsets } => {
+                offsets.truncate(len + 1);
+                *offsets.last().expect("offsets start with 0") as usize
+            }
+            data => {
+                each_int!(data, d => d.truncate(len));
+                0
+            }
+        }
+    }
+
+    /// Appends the last value `n` more times (a message's field on each of its entries).
+    pub fn repeat_last(&mut self, n: usize) {
+        let Some(last) = self.len().checked_sub(1) else {
+            return;
+        };
+        if self.nulls.is_valid(last) {
+            self.nulls.append_n_non_nulls(n);
+        } else {
+            self.nulls.append_n_nulls(n);
+        }
+        match &mut self.data {
+            Data::Decimal { mantissa, exponent } => {
+                mantissa.extend(std::iter::repeat_n(mantissa[last], n));
+                exponent.extend(std::iter::repeat_n(exponent[last], n));
+            }
+            Data::Bytes { offsets, bytes } => {
+                let (from, to) = (offsets[last] as usize, offsets[last + 1] as usize);
+                for _ in 0..n {
+                    bytes.extend_from_within(from..to);
+                    offsets.push(bytes.len() as i32);
+                }
+            }
+            // Lists are not repeated: a message's other sequences are left out of entry rows.
+            Data::List { .. } => {}
+            data => each_int!(data, d => d.extend(std::iter::repeat_n(d[last], n))),
+        }
+    }
+}
+
+/// The Arrow type of column `c` of `plan`, with the scale a decimal column has now.
+pub(crate) fn data_type_with(plan: &Plan, cols: &[Column], c: usize) -> DataType {
+    let spec = &plan.columns[c];
+    match spec.ty {
+        ColumnType::Int(t) => match t {
+            IntType::U8 => DataType::UInt8,
+            IntType::U16 => DataType::UInt16,
+            IntType::U32 => DataType::UInt32,
+            IntType::U64 => DataType::UInt64,
+            IntType::I8 => DataType::Int8,
+            IntType::I16 => DataType::Int16,
+            IntType::I32 => DataType::Int32,
+            IntType::I64 => DataType::Int64,
+        },
+        ColumnType::Decimal(fixed) => DataType::Decimal128(
+            DECIMAL_PRECISION,
+            cols.get(c).and_then(|col| col.scale).or(fixed).unwrap_or(0),
+        ),
+        ColumnType::Utf8 => DataType::Utf8,
+        ColumnType::Binary => DataType::Binary,
+        ColumnType::List => DataType::List(Arc::new(Field::new(
+            "item",
+            DataType::Struct(fields_with(plan, cols, &spec.children)),
+            false,
+        ))),
+    }
+}
+
+pub(crate) fn fields_with(plan: &Plan, cols: &[Column], list: &[usize]) -> Fields {
+    list.iter()
+        .map(|&c| {
+            Field::new(
+                plan.columns[c].name.clone(),
+                data_type_with(plan, cols, c),
+                plan.columns[c].nullable,
+            )
+        })
+        .collect()
+}
+
+/// The 10^k that rescales a mantissa, for k in 0..=38.
+fn pow10(k: u32) -> Option<i128> {
+    10i128.checked_pow(k)
+}
+
+/// A decimal as the mantissa at `scale`, exactly, or None when it has more fraction digits
+/// than the scale holds or does not fit 38 digits.
+pub(crate) fn rescale(d: Decimal, scale: i8) -> Option<i128> {
+    let shift = d.exponent + scale as i32;
+    let m = d.mantissa as i128;
+    let v = if shift >= 0 {
+        m.checked_mul(pow10(shift as u32)?)?
+    } else {
+        let p = pow10(shift.unsigned_abs())?;
+        if m % p != 0 {
+            return None;
+        }
+        m / p
+    };
+    (v.unsigned_abs() < 10u128.pow(DECIMAL_PRECISION as u32)).then_some(v)
+}
+
+/// Turns a column (and, for a list, its children) into an Arrow array, leaving it empty for
+/// the next batch.
+pub(crate) fn finish(plan: &Plan, cols: &mut [Column], c: usize) -> Result<ArrayRef, TableError> {
+    let len = cols[c].len();
+    let nulls = cols[c].nulls.finish();
+    let name = &plan.columns[c].name;
+    // The next batch's vectors start at this one's size: no regrowth on the hot path.
+    let next = Column::with_capacity_of(plan.columns[c].ty, &cols[c].data).data;
+    let data = std::mem::replace(&mut cols[c].data, next);
+    let array: ArrayRef = match data {
+        Data::U8(v) => Arc::new(PrimitiveArray::<UInt8Type>::new(v.into(), nulls)),
+        Data::U16(v) => Arc::new(PrimitiveArray::<UInt16Type>::new(v.into(), nulls)),
+        Data::U32(v) => Arc::new(PrimitiveArray::<UInt32Type>::new(v.into(), nulls)),
+        Data::U64(v) => Arc::new(PrimitiveArray::<UInt64Type>::new(v.into(), nulls)),
+        Data::I8(v) => Arc::new(PrimitiveArray::<Int8Type>::new(v.into(), nulls)),
+        Data::I16(v) => Arc::new(PrimitiveArray::<Int16Type>::new(v.into(), nulls)),
+        Data::I32(v) => Arc::new(PrimitiveArray::<Int32Type>::new(v.into(), nulls)),
+        Data::I64(v) => Arc::new(PrimitiveArray::<Int64Type>::new(v.into(), nulls)),
+        Data::Decimal { mantissa, exponent } => {
+            let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+            // Unless fixed, the first batch's values set the scale: the most fraction digits
+            // any of them has. It stays for the later batches, so every batch has one schema.
+            let scale = cols[c].scale.unwrap_or_else(|| {
+                (0..len)
+                    .filter(|&i| valid(i))
+                    .map(|i| crate::plan::scale_of(exponent[i] as i64))
+                    .max()
+                    .unwrap_or(0)
+            });
+            let mut values = Vec::with_capacity(len);
+            for i in 0..len {
+                if !valid(i) {
+                    values.push(0);
+                    continue;
+                }
+                let d = Decimal::new(exponent[i] as i32, mantissa[i]);
+                let needed = crate::plan::scale_of(d.exponent as i64);
+                values.push(rescale(d, scale).ok_or_else(|| TableError::Decimal {
+                    column: name.clone(),
+                    value: d.to_string(),
+                    scale,
+                    needed: (needed > scale).then_some(needed),
+                })?);
+            }
+            cols[c].scale.get_or_insert(scale);
+            Arc::new(
+                Decimal128Array::new(ScalarBuffer::from(values), nulls)
+                    .with_precision_and_scale(DECIMAL_PRECISION, scale)?,
+            )
+        }
+        Data::Bytes { offsets, bytes } => {
+            let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+            if plan.columns[c].ty == ColumnType::Utf8 {
+                // Validates UTF-8: ASCII fields are 7-bit and unicode ones checked on decode,
+                // so this never fails on decoder output.
+                Arc::new(StringArray::try_new(offsets, bytes.into(), nulls)?)
+            } else {
+                Arc::new(BinaryArray::try_new(offsets, bytes.into(), nulls)?)
+            }
+        }
+        Data::List { offsets } => {
+            let children = plan.columns[c].children.clone();
+            let arrays = children
+                .iter()
+                .map(|&k| finish(plan, cols, k))
+                .collect::<Result<Vec<_>, _>>()?;
+            let fields = fields_with(plan, cols, &children);
+            let elements = *offsets.last().expect("offsets start with 0") as usize;
+            let entries = StructArray::try_new_with_length(fields, arrays, None, elements)?;
+            let item = Arc::new(Field::new("item", entries.data_type().clone(), false));
+            let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+            Arc::new(ListArray::try_new(item, offsets, Arc::new(entries), nulls)?)
+        }
+    };
+    Ok(array)
+}

@@ -1,0 +1,311 @@
+//! From a template to columns: which column each instruction fills, and the Arrow type of
+//! each column. The decoder calls the handler once per instruction in template order, so the
+//! plan is a tree of segments walked by position, mirroring the template's segments.
+
+use std::collections::{HashMap, HashSet};
+
+use fastfeed_codec::template::{FieldType, Instr, IntType, Kind, Op, Scalar, Segment, Template};
+
+use crate::TableError;
+
+/// Largest decimal128 precision: a FAST mantissa has at most 19 digits, so any scale up to
+/// 19 holds every mantissa with exponent 0.
+pub(crate) const DECIMAL_PRECISION: u8 = 38;
+
+/// What one column holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ColumnType {
+    Int(IntType),
+    /// The scale when the template or the caller fixes it; learned from the data otherwise.
+    Decimal(Option<i8>),
+    Utf8,
+    Binary,
+    /// A sequence as a list of structs; the children are the columns of its plan segment.
+    List,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct ColumnSpec {
+    pub name: String,
+    pub ty: ColumnType,
+    pub nullable: bool,
+    /// For a list: the columns of one element.
+    pub children: Vec<usize>,
+}
+
+/// What the handler does with one instruction's callback.
+#[derive(Debug, Clone)]
+pub(crate) enum Slot {
+    /// A scalar: a value or a null into this column.
+    Column(usize),
+    /// A group, flattened: its fields are columns of the enclosing level, named
+    /// `Group.Field`. `nulls` are the columns an absent group fills with nulls.
+    Group { body: usize, nulls: Vec<usize> },
+    /// A sequence held as a list column.
+    List { column: usize, body: usize },
+    /// The sequence whose elements are the rows.
+    Entries { body: usize },
+    /// Ignored: another sequence of the message when rows are entries.
+    Skip,
+}
+
+/// The plan of one template: segments of slots, and the columns in the arena.
+#[derive(Debug, Clone)]
+pub(crate) struct Plan {
+    pub segments: Vec<Vec<Slot>>,
+    pub columns: Vec<ColumnSpec>,
+    /// The row-level columns, in schema order.
+    pub top: Vec<usize>,
+    /// Row mode by entries: the columns filled once per message (repeated on each entry).
+    pub parent: Vec<usize>,
+    pub entries: bool,
+    /// The entries sequence's name, for entry columns named like message columns.
+    pub entries_prefix: String,
+}
+
+/// How the rows of a table are cut from messages.
+#[derive(Debug, Clone, Default)]
+pub struct TableOptions {
+    /// One row per element of this sequence (by name, or `Group.Name` inside a group) with
+    /// the message's other fields repeated on each; `None`: one row per message, sequences
+    /// as list columns.
+    pub entries: Option<String>,
+    /// The scale of every decimal column; by default the template's constant exponent where
+    /// it has one, otherwise learned from the data (see [`crate::TableBuilder`]).
+    pub decimal_scale: Option<i8>,
+    /// The scale of decimal columns by name, over `decimal_scale`.
+    pub column_scales: HashMap<String, i8>,
+}
+
+struct Planner<'a> {
+    plan: Plan,
+    opts: &'a TableOptions,
+    found_entries: bool,
+    template: &'a str,
+}
+
+impl Plan {
+    pub(crate) fn new(t: &Template, opts: &TableOptions) -> Result<Plan, TableError> {
+        let mut p = Planner {
+            plan: Plan {
+                segments: Vec::new(),
+                columns: Vec::new(),
+                top: Vec::new(),
+                parent: Vec::new(),
+                entries: false,
+                entries_prefix: String::new(),
+            },
+            opts,
+            found_entries: false,
+            template: &t.name,
+        };
+        let scales = opts.decimal_scale.iter().chain(opts.column_scales.values());
+        if let Some(bad) = scales
+            .copied()
+            .find(|s| !(0..=DECIMAL_PRECISION as i8).contains(s))
+        {
+            return Err(TableError::Schema(format!(
+                "decimal scale {bad} is outside 0..=38"
+            )));
+        }
+        let mut top = Vec::new();
+        let mut nulls = Vec::new();
+        p.segment(&t.body, "", false, Level::Message, &mut top, &mut nulls)?;
+        if let Some(name) = &opts.entries {
+            if !p.found_entries {
+                return Err(TableError::NoSequence {
+                    template: t.name.clone(),
+                    name: name.clone(),
+                });
+            }
+        }
+        let mut plan = p.plan;
+        plan.entries = opts.entries.is_some();
+        if plan.entries {
+            // Message fields first, then the entry's own, in template order within each.
+            let entry: Vec<usize> = top
+                .iter()
+                .copied()
+                .filter(|c| !plan.parent.contains(c))
+                .collect();
+            plan.top = plan.parent.iter().copied().chain(entry).collect();
+            plan.dedupe_entry_names();
+        } else {
+            plan.top = top;
+        }
+        Ok(plan)
+    }
+
+    /// An entry field named like a message field is called `Sequence.Field`.
+    fn dedupe_entry_names(&mut self) {
+        let parent: HashSet<String> = self
+            .parent
+            .iter()
+            .map(|&c| self.columns[c].name.clone())
+            .collect();
+        let prefix = self.entries_prefix.clone();
+        for &c in &self.top {
+            if !self.parent.contains(&c) && parent.contains(&self.columns[c].name) {
+                self.columns[c].name = format!("{prefix}.{}", self.columns[c].name);
+            }
+        }
+    }
+}
+
+/// Where a segment sits: at message level (columns per message), inside the entries
+/// sequence (columns per row), or inside a list (columns per element).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Message,
+    Entry,
+    List,
+}
+
+impl Planner<'_> {
+    /// Plans `seg`, pushing its columns (and those of its flattened groups) onto `cols` and
+    /// the columns an absent enclosing group must null onto `nulls`. Returns the segment index.
+    fn segment(
+        &mut self,
+        seg: &Segment,
+        prefix: &str,
+        nullable: bool,
+        level: Level,
+        cols: &mut Vec<usize>,
+        nulls: &mut Vec<usize>,
+    ) -> Result<usize, TableError> {
+        let index = self.plan.segments.len();
+        self.plan.segments.push(Vec::new());
+        let mut slots = Vec::with_capacity(seg.instrs.len());
+        for instr in &seg.instrs {
+            let name = format!("{prefix}{}", instr.name);
+            let slot = self.instr(instr, name, nullable, level, cols, nulls)?;
+            slots.push(slot);
+        }
+        self.plan.segments[index] = slots;
+        Ok(index)
+    }
+
+    fn column(&mut self, name: String, ty: ColumnType, nullable: bool, level: Level) -> usize {
+        let c = self.plan.columns.len();
+        self.plan.columns.push(ColumnSpec {
+            name,
+            ty,
+            nullable,
+            children: Vec::new(),
+        });
+        if level == Level::Message && self.opts.entries.is_some() {
+            self.plan.parent.push(c);
+        }
+        c
+    }
+
+    fn instr(
+        &mut self,
+        instr: &Instr,
+        name: String,
+        nullable: bool,
+        level: Level,
+        cols: &mut Vec<usize>,
+        nulls: &mut Vec<usize>,
+    ) -> Result<Slot, TableError> {
+        let nullable = nullable || instr.optional;
+        Ok(match &instr.kind {
+            Kind::Scalar(s) => {
+                let c = self.column(name.clone(), self.scalar_type(s, &name), nullable, level);
+                cols.push(c);
+                nulls.push(c);
+                Slot::Column(c)
+            }
+            Kind::SplitDecimal { exponent, .. } => {
+                let fixed = match (exponent.op, &exponent.initial) {
+                    (Op::Constant, Some(fastfeed_codec::template::Initial::Int(e))) => {
+                        Some(scale_of(*e as i64))
+                    }
+                    _ => None,
+                };
+                let ty = ColumnType::Decimal(self.scale(&name).or(fixed));
+                let c = self.column(name, ty, nullable, level);
+                cols.push(c);
+                nulls.push(c);
+                Slot::Column(c)
+            }
+            Kind::Group(body) => {
+                let mut inner_nulls = Vec::new();
+                let body = self.segment(
+                    body,
+                    &format!("{name}."),
+                    nullable,
+                    level,
+                    cols,
+                    &mut inner_nulls,
+                )?;
+                nulls.extend(&inner_nulls);
+                Slot::Group {
+                    body,
+                    nulls: inner_nulls,
+                }
+            }
+            Kind::Sequence { body, .. } => {
+                if level == Level::Message && self.opts.entries.as_deref() == Some(&name) {
+                    self.found_entries = true;
+                    self.plan.entries_prefix = name;
+                    let mut ignored = Vec::new();
+                    let body = self.segment(body, "", false, Level::Entry, cols, &mut ignored)?;
+                    return Ok(Slot::Entries { body });
+                }
+                if level == Level::Message && self.opts.entries.is_some() {
+                    return Ok(Slot::Skip);
+                }
+                let c = self.column(name, ColumnType::List, nullable, level);
+                let mut children = Vec::new();
+                let mut ignored = Vec::new();
+                let body =
+                    self.segment(body, "", false, Level::List, &mut children, &mut ignored)?;
+                self.plan.columns[c].children = children;
+                cols.push(c);
+                nulls.push(c);
+                Slot::List { column: c, body }
+            }
+            Kind::DynamicRef => {
+                return Err(TableError::Schema(format!(
+                    "template {}: field {name} is a dynamic template reference, which a table \
+                     cannot hold",
+                    self.template
+                )))
+            }
+        })
+    }
+
+    /// The scale the caller asks for this column, if any.
+    fn scale(&self, name: &str) -> Option<i8> {
+        self.opts
+            .column_scales
+            .get(name)
+            .copied()
+            .or(self.opts.decimal_scale)
+    }
+
+    fn scalar_type(&self, s: &Scalar, name: &str) -> ColumnType {
+        match s.ty {
+            FieldType::Int(t) => ColumnType::Int(t),
+            FieldType::Decimal => {
+                // A whole-decimal constant fixes the exponent too.
+                let fixed = match (s.op, &s.initial) {
+                    (
+                        Op::Constant,
+                        Some(fastfeed_codec::template::Initial::Decimal { exponent, .. }),
+                    ) => Some(scale_of(*exponent as i64)),
+                    _ => None,
+                };
+                ColumnType::Decimal(self.scale(name).or(fixed))
+            }
+            FieldType::Ascii | FieldType::Unicode => ColumnType::Utf8,
+            FieldType::Bytes => ColumnType::Binary,
+        }
+    }
+}
+
+/// The decimal128 scale that holds a value of this exponent: its count of fraction digits.
+pub(crate) fn scale_of(exponent: i64) -> i8 {
+    (-exponent).clamp(0, DECIMAL_PRECISION as i64) as i8
+}

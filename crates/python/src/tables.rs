@@ -1,0 +1,320 @@
+//! `read_table`, `read_tables`, `read_batches`: files to pyarrow tables, built in Rust by
+//! fastfeed-arrow and handed over through the Arrow C data interface (no Python object per
+//! value). The decoding runs with the GIL released.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::sync::Arc;
+
+use arrow_array::{RecordBatch, RecordBatchReader};
+use arrow_pyarrow::{IntoPyArrow, PyArrowType};
+use arrow_schema::SchemaRef;
+use fastfeed_arrow::{
+    with_scale_retry, BatchReader, OnError, Skipped, TableBuilder, TableError, TableOptions,
+    TableSet,
+};
+use fastfeed_codec::template::Kind;
+use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::errors::table_error;
+use crate::stream::{skip_errors, Input};
+use crate::Templates;
+
+/// The templates argument: a Templates object or the path of a template file.
+fn templates_of(py: Python<'_>, t: &Bound<'_, PyAny>) -> PyResult<Arc<fastfeed_codec::Templates>> {
+    if let Ok(t) = t.cast::<Templates>() {
+        return Ok(t.get().inner.clone());
+    }
+    let path: std::path::PathBuf = t.extract()?;
+    Ok(Templates::from_file(py, path)?.inner)
+}
+
+/// The template to table: the one named, else the only one (with `entries`, the only one
+/// that has that sequence).
+fn pick<'t>(
+    ts: &'t fastfeed_codec::Templates,
+    template: Option<&str>,
+    entries: Option<&str>,
+) -> PyResult<&'t fastfeed_codec::Template> {
+    if let Some(name) = template {
+        return ts
+            .by_name(name)
+            .ok_or_else(|| PyValueError::new_err(format!("no template named {name:?}")));
+    }
+    let fits: Vec<_> = ts
+        .iter()
+        .filter(|t| {
+            entries.is_none_or(|e| {
+                t.body
+                    .instrs
+                    .iter()
+                    .any(|i| i.name == e && matches!(i.kind, Kind::Sequence { .. }))
+            })
+        })
+        .collect();
+    match fits.as_slice() {
+        [one] => Ok(one),
+        _ => Err(PyValueError::new_err(format!(
+            "say which template: template= one of {:?}",
+            fits.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()
+        ))),
+    }
+}
+
+fn warn_skipped(py: Python<'_>, skipped: &Skipped) -> PyResult<()> {
+    if skipped.count == 0 {
+        return Ok(());
+    }
+    let first = skipped
+        .first
+        .first()
+        .map(|e| e.to_string())
+        .unwrap_or_default();
+    let msg = format!(
+        "fastfeed: {} decode errors skipped; the first: {first}",
+        skipped.count
+    );
+    let msg = CString::new(msg.replace('\0', " ")).expect("no NUL left");
+    PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &msg, 1)
+}
+
+struct Args {
+    input: Input,
+    opts: TableOptions,
+    batch_rows: usize,
+    on_error: OnError,
+}
+
+#[allow(clippy::too_many_arguments)]
+fn args(
+    path: std::path::PathBuf,
+    entries: Option<String>,
+    framing: &str,
+    skip_header: usize,
+    reset_each_packet: bool,
+    strict: bool,
+    batch_rows: usize,
+    decimal_scale: Option<i8>,
+    errors: &str,
+) -> PyResult<Args> {
+    Ok(Args {
+        input: Input::new(path, framing, skip_header, reset_each_packet, strict)?,
+        opts: TableOptions {
+            entries,
+            decimal_scale,
+            ..Default::default()
+        },
+        batch_rows,
+        on_error: if skip_errors(errors)? {
+            OnError::Skip
+        } else {
+            OnError::Stop
+        },
+    })
+}
+
+type Collected = (Vec<RecordBatch>, SchemaRef, Skipped);
+
+/// Decodes a whole file into one template's batches, widening decimal scales as needed.
+fn collect(
+    ts: &Arc<fastfeed_codec::Templates>,
+    template: &fastfeed_codec::Template,
+    a: &Args,
+) -> Result<Collected, TableError> {
+    with_scale_retry(&a.opts, |opts| {
+        let stream = a.input.open(ts)?;
+        let t = TableBuilder::new(template, opts)?.batch_rows(a.batch_rows);
+        let mut r = BatchReader::new(stream, t, a.on_error)?;
+        let mut batches = Vec::new();
+        while let Some(b) = r.next_batch()? {
+            batches.push(b);
+        }
+        let schema = r.table().schema();
+        Ok((batches, schema, r.take_skipped()))
+    })
+}
+
+/// Reads a file of FAST data into a pyarrow.Table of one template's messages: a row per
+/// message (sequences as lists of structs), or with `entries="MDEntries"` a row per entry of
+/// that sequence with the message's fields repeated. Columns are typed from the template:
+/// uInt32 -> uint32, int64 -> int64, decimal -> decimal128(38, scale), string -> string,
+/// byteVector -> binary; optional fields are nullable; groups become `Group.Field` columns.
+/// A decimal column's scale is the most fraction digits its values have (or
+/// `decimal_scale`): every value is exact, none is rounded.
+///
+/// templates: Templates or the template file's path. template: the template's name (may be
+/// left out when only one template fits). framing: "raw" or "len32le"; skip_header: bytes of
+/// header before each packet's messages; reset_each_packet: reset the dictionaries at each
+/// packet. errors: "raise" (DecodeError at the first bad packet) or "skip" (bad packets
+/// dropped, counted in a RuntimeWarning).
+#[pyfunction]
+#[pyo3(signature = (templates, path, template = None, *, entries = None, framing = "raw",
+    skip_header = 0, reset_each_packet = false, strict = false, batch_rows = 65536,
+    decimal_scale = None, errors = "raise"))]
+#[allow(clippy::too_many_arguments)]
+pub fn read_table(
+    py: Python<'_>,
+    templates: &Bound<'_, PyAny>,
+    path: std::path::PathBuf,
+    template: Option<&str>,
+    entries: Option<String>,
+    framing: &str,
+    skip_header: usize,
+    reset_each_packet: bool,
+    strict: bool,
+    batch_rows: usize,
+    decimal_scale: Option<i8>,
+    errors: &str,
+) -> PyResult<Py<PyAny>> {
+    let ts = templates_of(py, templates)?;
+    let t = pick(&ts, template, entries.as_deref())?;
+    let a = args(
+        path,
+        entries,
+        framing,
+        skip_header,
+        reset_each_packet,
+        strict,
+        batch_rows,
+        decimal_scale,
+        errors,
+    )?;
+    let (batches, schema, skipped) = py
+        .detach(|| collect(&ts, t, &a))
+        .map_err(|e| table_error(py, &e))?;
+    warn_skipped(py, &skipped)?;
+    let table =
+        arrow_pyarrow::Table::try_new(batches, schema).map_err(|e| table_error(py, &e.into()))?;
+    Ok(PyArrowType(table).into_pyobject(py)?.unbind())
+}
+
+/// Reads every template's table from a file in one pass: a dict from template name to
+/// pyarrow.Table, for the templates that have messages and fields. `entries` applies to the
+/// templates that have that sequence; the others get a row per message. Arguments as
+/// read_table.
+#[pyfunction]
+#[pyo3(signature = (templates, path, *, entries = None, framing = "raw", skip_header = 0,
+    reset_each_packet = false, strict = false, batch_rows = 65536, decimal_scale = None,
+    errors = "raise"))]
+#[allow(clippy::too_many_arguments)]
+pub fn read_tables<'py>(
+    py: Python<'py>,
+    templates: &Bound<'py, PyAny>,
+    path: std::path::PathBuf,
+    entries: Option<String>,
+    framing: &str,
+    skip_header: usize,
+    reset_each_packet: bool,
+    strict: bool,
+    batch_rows: usize,
+    decimal_scale: Option<i8>,
+    errors: &str,
+) -> PyResult<Bound<'py, PyDict>> {
+    let ts = templates_of(py, templates)?;
+    let a = args(
+        path,
+        entries,
+        framing,
+        skip_header,
+        reset_each_packet,
+        strict,
+        batch_rows,
+        decimal_scale,
+        errors,
+    )?;
+    let (tables, skipped) = py
+        .detach(|| collect_all(&ts, &a))
+        .map_err(|e| table_error(py, &e))?;
+    warn_skipped(py, &skipped)?;
+    let out = PyDict::new(py);
+    for (name, (batches, schema)) in tables {
+        let table = arrow_pyarrow::Table::try_new(batches, schema)
+            .map_err(|e| table_error(py, &e.into()))?;
+        out.set_item(name, PyArrowType(table))?;
+    }
+    Ok(out)
+}
+
+type AllTables = (Vec<(String, (Vec<RecordBatch>, SchemaRef))>, Skipped);
+
+fn collect_all(ts: &Arc<fastfeed_codec::Templates>, a: &Args) -> Result<AllTables, TableError> {
+    with_scale_retry(&a.opts, |opts| {
+        let mut stream = a.input.open(ts)?;
+        let mut set = TableSet::new(ts, opts, a.batch_rows)?;
+        let mut skipped = Skipped::default();
+        let mut batches: HashMap<usize, Vec<RecordBatch>> = HashMap::new();
+        loop {
+            let more = set.fill(&mut stream, a.on_error, &mut skipped)?;
+            while let Some((i, b)) = set.finish_full()? {
+                batches.entry(i).or_default().push(b);
+            }
+            if !more {
+                break;
+            }
+        }
+        for (i, b) in set.finish_all()? {
+            batches.entry(i).or_default().push(b);
+        }
+        let mut out = Vec::new();
+        for (i, t) in set.tables().iter().enumerate() {
+            let schema = t.schema();
+            if t.messages() > 0 && !schema.fields().is_empty() {
+                out.push((
+                    t.name().to_owned(),
+                    (batches.remove(&i).unwrap_or_default(), schema),
+                ));
+            }
+        }
+        Ok((out, skipped))
+    })
+}
+
+/// Streams one template's table as a pyarrow.RecordBatchReader, in bounded memory, for files
+/// larger than memory. The first batch is decoded at once; it sets the decimal scales, and a
+/// later value needing more fraction digits fails the read (give decimal_scale then).
+/// Errors from a later batch come out of pyarrow as its own exceptions. Arguments as
+/// read_table.
+#[pyfunction]
+#[pyo3(signature = (templates, path, template = None, *, entries = None, framing = "raw",
+    skip_header = 0, reset_each_packet = false, strict = false, batch_rows = 65536,
+    decimal_scale = None, errors = "raise"))]
+#[allow(clippy::too_many_arguments)]
+pub fn read_batches(
+    py: Python<'_>,
+    templates: &Bound<'_, PyAny>,
+    path: std::path::PathBuf,
+    template: Option<&str>,
+    entries: Option<String>,
+    framing: &str,
+    skip_header: usize,
+    reset_each_packet: bool,
+    strict: bool,
+    batch_rows: usize,
+    decimal_scale: Option<i8>,
+    errors: &str,
+) -> PyResult<Py<PyAny>> {
+    let ts = templates_of(py, templates)?;
+    let t = pick(&ts, template, entries.as_deref())?;
+    let a = args(
+        path,
+        entries,
+        framing,
+        skip_header,
+        reset_each_packet,
+        strict,
+        batch_rows,
+        decimal_scale,
+        errors,
+    )?;
+    let reader = py
+        .detach(|| -> Result<_, TableError> {
+            let stream = a.input.open(&ts)?;
+            let table = TableBuilder::new(t, &a.opts)?.batch_rows(a.batch_rows);
+            BatchReader::new(stream, table, a.on_error)
+        })
+        .map_err(|e| table_error(py, &e))?;
+    let reader: Box<dyn RecordBatchReader + Send> = Box::new(reader);
+    Ok(reader.into_pyarrow(py)?.unbind())
+}

@@ -1,0 +1,57 @@
+"""fastfeed: FAST (FIX Adapted for STreaming) market data, decoded in Rust.
+
+Templates
+    ``Templates.from_file(path)`` / ``Templates.from_xml(text)`` compile FAST template XML;
+    errors raise ``TemplateError`` with the spec code (``.code``), ``.line`` and ``.column``.
+
+Messages
+    ``Decoder(templates).decode(data)`` turns bytes into a list of dicts: ``templateId``,
+    ``templateName``, then each present field by name. Decimals are ``decimal.Decimal``
+    (exact, with the exponent sent), byte vectors ``bytes``, sequences lists of dicts.
+    ``Decoder.iter_file(path, framing=...)`` iterates over a file in bounded memory.
+    ``Encoder(templates).encode(messages)`` gives the bytes back. Bad data raises
+    ``DecodeError`` with ``.code`` (the spec's D*/R* code), ``.packet``, ``.offset``,
+    ``.template`` and ``.field``.
+
+Tables
+    ``read_table(templates, path, template, entries=..., framing=...)`` returns a
+    ``pyarrow.Table`` typed from the template (uInt32 -> uint32, decimal -> decimal128,
+    string -> string, byteVector -> binary, optional -> nullable), a row per message or per
+    entry of a sequence. ``read_tables`` gives every template's table at once and
+    ``read_batches`` streams a ``pyarrow.RecordBatchReader`` for files larger than memory.
+    The tables are built in Rust and handed to pyarrow through the Arrow C data interface.
+
+Framings are those of the ``fastfeed`` command line: ``"raw"`` (one stream of messages, as
+the MOEX captures) and ``"len32le"`` (a 4-byte little-endian length before each packet),
+with ``skip_header`` bytes before each packet's messages and ``reset_each_packet``.
+"""
+
+from ._native import (
+    DecodeError,
+    Decoder,
+    EncodeError,
+    Encoder,
+    FastError,
+    MessageIter,
+    TableError,
+    TemplateError,
+    Templates,
+    read_batches,
+    read_table,
+    read_tables,
+)
+
+__all__ = [
+    "DecodeError",
+    "Decoder",
+    "EncodeError",
+    "Encoder",
+    "FastError",
+    "MessageIter",
+    "TableError",
+    "TemplateError",
+    "Templates",
+    "read_batches",
+    "read_table",
+    "read_tables",
+]

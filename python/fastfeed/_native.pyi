@@ -1,0 +1,133 @@
+"""Type stubs of fastfeed's native module (re-exported by the fastfeed package)."""
+
+import os
+from decimal import Decimal
+from typing import Any, Dict, Iterable, Iterator, List, Literal, Optional, Union
+
+import pyarrow
+
+Message = Dict[str, Any]
+"""``templateId``, ``templateName``, then each present field by name: int, Decimal, str,
+bytes, list of dicts (a sequence), dict (a group or a nested message)."""
+
+PathLike = Union[str, "os.PathLike[str]"]
+Framing = Literal["raw", "len32le"]
+Errors = Literal["raise", "skip"]
+
+class FastError(Exception):
+    """Base class of fastfeed's errors."""
+
+class TemplateError(FastError):
+    """An error in template XML."""
+    code: str
+    """The FAST spec's error code (S1..S5, D*)."""
+    line: int
+    column: int
+    message: str
+
+class DecodeError(FastError):
+    """A decoding error."""
+    code: Optional[str]
+    """The spec's D*/R* code, or None (a truncated message, a limit)."""
+    packet: Optional[int]
+    """The 0-based packet (always 0 for a raw stream)."""
+    offset: Optional[int]
+    """The byte of the input where decoding failed."""
+    template: Optional[str]
+    field: Optional[str]
+    kind: str
+
+class EncodeError(FastError):
+    code: Optional[str]
+    template: Optional[str]
+    field: Optional[str]
+    kind: str
+
+class TableError(FastError):
+    """A template a table cannot hold, or a decimal its column's scale cannot hold exactly."""
+
+class Templates:
+    """A compiled set of FAST templates."""
+    @staticmethod
+    def from_xml(xml: str) -> Templates: ...
+    @staticmethod
+    def from_file(path: PathLike) -> Templates: ...
+    @property
+    def names(self) -> List[str]: ...
+    @property
+    def ids(self) -> List[int]: ...
+    def __len__(self) -> int: ...
+
+class MessageIter(Iterator[Message]):
+    """The messages of a file, read in bounded memory."""
+    errors: int
+    """Packets skipped with errors="skip"."""
+    @property
+    def packets(self) -> int: ...
+    def __iter__(self) -> MessageIter: ...
+    def __next__(self) -> Message: ...
+
+class Decoder:
+    """Decodes FAST messages; keeps the dictionaries between calls."""
+    def __init__(self, templates: Templates, *, strict: bool = False) -> None: ...
+    def decode(self, data: bytes) -> List[Message]: ...
+    def reset(self) -> None: ...
+    def iter_file(
+        self,
+        path: PathLike,
+        *,
+        framing: Framing = "raw",
+        skip_header: int = 0,
+        reset_each_packet: bool = False,
+        errors: Errors = "raise",
+    ) -> MessageIter: ...
+
+class Encoder:
+    """Encodes message dicts into the shortest FAST encoding; keeps the dictionaries."""
+    def __init__(self, templates: Templates) -> None: ...
+    def encode(self, messages: Union[Message, Iterable[Message]]) -> bytes: ...
+    def reset(self) -> None: ...
+
+def read_table(
+    templates: Union[Templates, PathLike],
+    path: PathLike,
+    template: Optional[str] = None,
+    *,
+    entries: Optional[str] = None,
+    framing: Framing = "raw",
+    skip_header: int = 0,
+    reset_each_packet: bool = False,
+    strict: bool = False,
+    batch_rows: int = 65536,
+    decimal_scale: Optional[int] = None,
+    errors: Errors = "raise",
+) -> pyarrow.Table: ...
+
+def read_tables(
+    templates: Union[Templates, PathLike],
+    path: PathLike,
+    *,
+    entries: Optional[str] = None,
+    framing: Framing = "raw",
+    skip_header: int = 0,
+    reset_each_packet: bool = False,
+    strict: bool = False,
+    batch_rows: int = 65536,
+    decimal_scale: Optional[int] = None,
+    errors: Errors = "raise",
+) -> Dict[str, pyarrow.Table]: ...
+
+def read_batches(
+    templates: Union[Templates, PathLike],
+    path: PathLike,
+    template: Optional[str] = None,
+    *,
+    entries: Optional[str] = None,
+    framing: Framing = "raw",
+    skip_header: int = 0,
+    reset_each_packet: bool = False,
+    strict: bool = False,
+    batch_rows: int = 65536,
+    decimal_scale: Optional[int] = None,
+    errors: Errors = "raise",
+) -> pyarrow.RecordBatchReader: ...

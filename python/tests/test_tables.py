@@ -1,0 +1,177 @@
+"""Tables: typed from the template, the same values as `fastfeed decode` JSON row for row,
+complex30000's entries, streaming batches, errors."""
+
+import warnings
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import fastfeed
+from conftest import corpus, json_messages
+from test_decode import CORPUS_SETS, cli_args
+
+COMPLEX = ("mfast-complex/example.xml", "mfast-complex/complex30000.dat")
+
+
+def flatten_groups(fields, instr_groups=()):
+    """JSON groups are nested objects; table columns are `Group.Field`."""
+    out = {}
+    for k, v in fields.items():
+        if isinstance(v, dict) and k not in ("templateId", "templateName"):
+            for gk, gv in flatten_groups(v).items():
+                out[f"{k}.{gk}"] = gv
+        else:
+            out[k] = v
+    return out
+
+
+def present(row):
+    """A table row without its nulls (JSON leaves absent fields out), bytes as hex."""
+    out = {}
+    for k, v in row.items():
+        if v is None:
+            continue
+        if isinstance(v, bytes):
+            v = v.hex()
+        elif isinstance(v, list):
+            v = [present(e) for e in v]
+        out[k] = v
+    return out
+
+
+def json_rows(msgs, template, entries=None):
+    rows = []
+    for m in msgs:
+        if m["templateName"] != template:
+            continue
+        fields = flatten_groups({k: v for k, v in m.items() if k not in ("templateId", "templateName")})
+        if entries is None:
+            rows.append({k: [flatten_groups(e) for e in v] if isinstance(v, list) else v
+                         for k, v in fields.items()})
+            continue
+        parent = {k: v for k, v in fields.items() if not isinstance(v, list)}
+        for e in fields.get(entries, []):
+            rows.append({**parent, **flatten_groups(e)})
+    return rows
+
+
+@pytest.mark.parametrize("name", list(CORPUS_SETS))
+def test_every_corpus_table_holds_the_cli_json_values(cli, name):
+    tpl, dat, framing = CORPUS_SETS[name]
+    want = json_messages(cli, "-t", corpus(tpl), *cli_args(**framing), corpus(dat))
+    t = fastfeed.Templates.from_file(corpus(tpl))
+    tables = fastfeed.read_tables(t, corpus(dat), **framing)
+    names = {m["templateName"] for m in want if len(m) > 2}
+    assert set(tables) == names
+    for template, table in tables.items():
+        got = [present(r) for r in table.to_pylist()]
+        assert got == json_rows(want, template), template
+
+
+def test_complex30000_entries_table(cli):
+    tpl, dat = map(corpus, COMPLEX)
+    t = fastfeed.Templates.from_file(tpl)
+    md = fastfeed.read_table(t, dat, "MarketData", entries="MDEntries", framing="len32le")
+    rs = fastfeed.read_table(t, dat, "QuoteRequest", entries="RelatedSym", framing="len32le")
+    # The file's 90,000 entries: 89,700 MDEntries and 300 RelatedSym.
+    assert (md.num_rows, rs.num_rows) == (89_700, 300)
+    assert md.num_rows + rs.num_rows == 90_000
+    s = md.schema
+    expect = {
+        "ApplVerID": (pa.string(), False),
+        "MsgSeqNum": (pa.uint32(), False),
+        "MDUpdateAction": (pa.uint32(), False),
+        "MDPriceLevel": (pa.uint32(), True),
+        "MDEntryType": (pa.string(), False),
+        "MDEntryPx": (pa.decimal128(38, 0), False),
+        "MDEntrySize": (pa.int32(), True),
+        "NetChgPrevDay": (pa.decimal128(38, 0), True),
+        "TradingSessionID": (pa.string(), True),
+    }
+    for name, (ty, nullable) in expect.items():
+        assert (s.field(name).type, s.field(name).nullable) == (ty, nullable), name
+    assert "MDEntries" not in s.names
+    assert rs.schema.field("OrderQty").type == pa.uint64()
+    # Every value, row for row, as the CLI decodes it.
+    want = json_messages(cli, "-t", tpl, "--framing", "len32le", dat)
+    assert [present(r) for r in md.to_pylist()] == json_rows(want, "MarketData", "MDEntries")
+    assert [present(r) for r in rs.to_pylist()] == json_rows(want, "QuoteRequest", "RelatedSym")
+    first = md.slice(0, 1).to_pylist()[0]
+    assert isinstance(first["MDEntryPx"], Decimal)
+
+
+def test_message_rows_hold_sequences_as_lists():
+    t = fastfeed.Templates.from_file(corpus(COMPLEX[0]))
+    md = fastfeed.read_table(t, corpus(COMPLEX[1]), "MarketData", framing="len32le")
+    assert md.num_rows == 29_700
+    entry = md.schema.field("MDEntries").type
+    assert pa.types.is_list(entry) and entry.value_type.field("RptSeq").type == pa.uint32()
+    assert pc.sum(pc.list_value_length(md["MDEntries"])).as_py() == 89_700
+
+
+def test_batches_stream_with_one_schema():
+    t = fastfeed.Templates.from_file(corpus(COMPLEX[0]))
+    reader = fastfeed.read_batches(t, corpus(COMPLEX[1]), "MarketData", entries="MDEntries",
+                                   framing="len32le", batch_rows=10_000)
+    assert isinstance(reader, pa.RecordBatchReader)
+    batches = list(reader)
+    assert len(batches) >= 9
+    assert all(b.schema == batches[0].schema for b in batches)
+    assert sum(b.num_rows for b in batches) == 89_700
+    whole = fastfeed.read_table(t, corpus(COMPLEX[1]), "MarketData", entries="MDEntries",
+                                framing="len32le")
+    assert pa.Table.from_batches(batches).equals(whole)
+
+
+def test_decimal_columns_widen_exactly_across_batches():
+    # MOEX prices come with exponents 0..3; small batches see new exponents late.
+    t = fastfeed.Templates.from_file(corpus("moex-forts-2013/templates.xml"))
+    snap = corpus("moex-forts-2013/snapshot.dat")
+    table = fastfeed.read_table(t, snap, "DefaultSnapshotMessage", entries="MDEntries",
+                                batch_rows=500)
+    whole = fastfeed.read_table(t, snap, "DefaultSnapshotMessage", entries="MDEntries")
+    assert table.equals(whole)
+    msgs = list(fastfeed.Decoder(t).iter_file(snap))
+    want = [e["MDEntryPx"] for m in msgs if m["templateName"] == "DefaultSnapshotMessage"
+            for e in m["MDEntries"] if "MDEntryPx" in e]
+    got = [v for v in table["MDEntryPx"].to_pylist() if v is not None]
+    assert got == want
+    with pytest.raises(fastfeed.TableError) as e:
+        fastfeed.read_table(t, corpus("moex-forts-2013/increment_a.dat"),
+                            "DefaultIncrementalRefreshMessage", entries="MDEntries",
+                            decimal_scale=-1)
+    assert "scale" in str(e.value)
+
+
+def test_table_errors_raise_or_skip(tmp_path):
+    tpl, dat = map(corpus, COMPLEX)
+    data = dat.read_bytes()
+    packets, pos = [], 0
+    while pos < len(data) and len(packets) < 300:
+        n = int.from_bytes(data[pos:pos + 4], "little")
+        packets.append(bytearray(data[pos + 4:pos + 4 + n]))
+        pos += 4 + n
+    for i in (20, 200):
+        p = packets[i]
+        p[len(p) // 2:] = bytes(len(p) - len(p) // 2)
+    f = tmp_path / "torn.dat"
+    f.write_bytes(b"".join(len(p).to_bytes(4, "little") + bytes(p) for p in packets))
+    with pytest.raises(fastfeed.DecodeError) as e:
+        fastfeed.read_table(tpl, f, "MarketData", entries="MDEntries", framing="len32le")
+    assert e.value.packet == 20
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        table = fastfeed.read_table(tpl, f, "MarketData", entries="MDEntries",
+                                    framing="len32le", errors="skip")
+    assert any("2 decode errors skipped" in str(x.message) for x in w)
+    good = list(fastfeed.Decoder(fastfeed.Templates.from_file(tpl)).iter_file(
+        f, framing="len32le", errors="skip"))
+    assert table.num_rows == sum(len(m.get("MDEntries", [])) for m in good)
+    with pytest.raises(ValueError, match="template"):
+        fastfeed.read_table(tpl, f, framing="len32le")
+    with pytest.raises(ValueError):
+        fastfeed.read_table(tpl, f, "MarketData", errors="ignore")
+    with pytest.raises(fastfeed.TableError, match="no sequence"):
+        fastfeed.read_table(tpl, f, "QuoteRequest", entries="MDEntries", framing="len32le")
