@@ -3,15 +3,100 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
+use fastfeed_codec::template::ParseOptions;
 use fastfeed_codec::Templates;
 
-pub fn templates(path: &Path) -> Result<Arc<Templates>> {
-    let xml =
-        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    fastfeed_codec::parse_templates(&xml).map_err(|e| anyhow::anyhow!("{}:{e}", path.display()))
+/// The templates of `path`: its first error, or, when it holds none, why (`templates
+/// check` lists every error). With `scp`, the FAST Session Control Protocol messages the file
+/// does not define are known too.
+pub fn templates(path: &Path, scp: bool) -> Result<Arc<Templates>> {
+    let xml = text(path)?;
+    let opts = ParseOptions {
+        session_control: scp,
+    };
+    let checked = fastfeed_codec::template::check_with(&xml, opts);
+    if let Some(e) = checked.errors.first() {
+        let more = match checked.errors.len() {
+            1 => String::new(),
+            n => format!(
+                " (and {} more: `fastfeed templates check` lists them)",
+                n - 1
+            ),
+        };
+        bail!("{}:{e}{more}", path.display());
+    }
+    let ts = checked.templates.expect("no errors, so compiled");
+    if ts.iter().all(|t| t.session) {
+        let why: Vec<String> = checked.skipped.iter().map(|s| s.why.clone()).collect();
+        bail!(
+            "{} holds no template to decode with{}{}",
+            path.display(),
+            if why.is_empty() { "" } else { ": " },
+            why.join("; ")
+        );
+    }
+    Ok(Arc::new(ts))
+}
+
+pub fn text(path: &Path) -> Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
 }
 
 pub fn bytes(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("reading {}", path.display()))
+}
+
+/// The packets of an input file as `--framing` and `--udp` say: a pcap/pcapng capture (by
+/// its magic number, or `--framing pcap`) gives its UDP payloads; other files their framing.
+/// A framing error ends the list with that error.
+pub fn packets<'a>(
+    fa: &crate::FramingArgs,
+    data: &'a [u8],
+) -> Result<Vec<Result<fastfeed_packet::Packet<'a>, fastfeed_packet::FramingError>>> {
+    if fa.framing == crate::InputFraming::Pcap || fastfeed_capture::is_capture(data) {
+        let cap = fastfeed_capture::Capture::open(data)?;
+        let mut it = cap.datagrams();
+        let base = data.as_ptr() as usize;
+        let out: Vec<_> = it
+            .by_ref()
+            .filter(|d| fa.udp.is_none_or(|u| d.dst == u))
+            .enumerate()
+            .map(|(index, d)| {
+                Ok(fastfeed_packet::Packet {
+                    index,
+                    offset: d.payload.as_ptr() as usize - base,
+                    bytes: d.payload,
+                })
+            })
+            .collect();
+        let s = it.stats();
+        eprintln!(
+            "capture: {} frames, {} UDP datagrams, {} selected; skipped {} truncated, {} fragments, {} not UDP, {} bad, {} unknown links{}",
+            s.frames,
+            s.datagrams,
+            out.len(),
+            s.truncated,
+            s.fragments,
+            s.not_udp,
+            s.bad_frames,
+            s.unsupported_link,
+            s.damaged_at
+                .map(|at| format!("; damaged at byte {at}, the rest unread"))
+                .unwrap_or_default()
+        );
+        return Ok(out);
+    }
+    Ok(fa.framing.framing().packets(data).collect())
+}
+
+/// The whole file, or all of standard input for `-`.
+pub fn bytes_or_stdin(path: &Path) -> Result<Vec<u8>> {
+    if path.as_os_str() != "-" {
+        return bytes(path);
+    }
+    let mut data = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::stdin().lock(), &mut data)
+        .context("reading standard input")?;
+    Ok(data)
 }

@@ -113,3 +113,213 @@ fn templates_check_reports_line_and_column() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("12 templates"));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn decode_to_parquet_and_arrow_files() {
+    let dir = std::env::temp_dir().join(format!("fastfeed-cli-tables-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tpl = corpus("mfast-complex/example.xml");
+    let dat = corpus("mfast-complex/complex30000.dat");
+    let file = dir.join("md.parquet");
+    let out = fastfeed(&[
+        "decode",
+        "-t",
+        &tpl,
+        "--framing",
+        "len32le",
+        &dat,
+        "--format",
+        "parquet",
+        "--template",
+        "MarketData",
+        "--entries",
+        "MDEntries",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("89700 rows from 29700 MarketData messages"),
+        "{err}"
+    );
+    let rows: i64 =
+        parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&file).unwrap())
+            .map(|r| {
+                parquet::file::reader::FileReader::metadata(&r)
+                    .file_metadata()
+                    .num_rows()
+            })
+            .unwrap();
+    assert_eq!(rows, 89_700);
+
+    // A directory of a file per template.
+    let all = dir.join("all");
+    let out = fastfeed(&[
+        "decode",
+        "-t",
+        &tpl,
+        "--framing",
+        "len32le",
+        &dat,
+        "--format",
+        "arrow",
+        "-o",
+        all.to_str().unwrap(),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for name in ["MarketData.arrow", "QuoteRequest.arrow", "Done.arrow"] {
+        assert!(all.join(name).exists(), "{name}: {err}");
+    }
+
+    // Tables need -o; --template needs a table format.
+    let out = fastfeed(&["decode", "-t", &tpl, &dat, "--format", "parquet"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = fastfeed(&["decode", "-t", &tpl, &dat, "--template", "MarketData"]);
+    assert_eq!(out.status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn session_control_messages_without_template_120() {
+    // A venue's feed whose template file leaves out SCP's Reset: encode one packet per
+    // message with a Reset in front (--scp-reset), decode it, and decode it again without
+    // SCP (--no-scp), which cannot.
+    let dir = std::env::temp_dir().join(format!("fastfeed-cli-scp-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let tpl = dir.join("t.xml");
+    std::fs::write(
+        &tpl,
+        r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
+             <template name="Data" id="2"><uInt32 name="X"><copy/></uInt32></template>
+           </templates>"#,
+    )
+    .unwrap();
+    let jsonl = dir.join("in.jsonl");
+    std::fs::write(
+        &jsonl,
+        "{\"templateId\":2,\"X\":5}\n{\"templateId\":2,\"X\":5}\n",
+    )
+    .unwrap();
+    let dat = dir.join("out.dat");
+    let (tpl, jsonl, dat) = (
+        tpl.to_str().unwrap(),
+        jsonl.to_str().unwrap(),
+        dat.to_str().unwrap(),
+    );
+    let out = fastfeed(&[
+        "encode",
+        "-t",
+        tpl,
+        "--framing",
+        "len32le",
+        "--scp-reset",
+        "-o",
+        dat,
+        jsonl,
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Each packet: Reset (C0 F8), then X=5 sent again, since the Reset emptied the entry.
+    let packet = [0xC0, 0xF8, 0xE0, 0x82, 0x85];
+    let mut want = Vec::new();
+    for _ in 0..2 {
+        want.extend(5u32.to_le_bytes());
+        want.extend(packet);
+    }
+    assert_eq!(std::fs::read(dat).unwrap(), want);
+    let out = fastfeed(&["decode", "-t", tpl, "--framing", "len32le", dat]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(
+        lines[0],
+        serde_json::json!({"templateId": 120, "templateName": "Reset", "scp": "1.1"})
+    );
+    assert_eq!(lines[3]["X"], 5);
+    let out = fastfeed(&["decode", "-t", tpl, "--framing", "len32le", "--no-scp", dat]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(err.contains("[ERR D9] unknown template id 120"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn codegen_writes_the_generated_module() {
+    let dir = std::env::temp_dir().join(format!("fastfeed-codegen-{}", std::process::id()));
+    let root = env!("CARGO_MANIFEST_DIR");
+    let tpl = format!("{root}/../generated/templates/mfast/example.xml");
+    let out = fastfeed(&["codegen", &tpl, "-o", dir.to_str().unwrap()]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let code = std::fs::read_to_string(dir.join("example.rs")).unwrap();
+    let golden =
+        std::fs::read_to_string(format!("{root}/../codegen/tests/golden/mfast_example.rs"))
+            .unwrap();
+    assert!(
+        code == golden,
+        "fastfeed codegen differs from the golden file"
+    );
+    let out = fastfeed(&["codegen", "/nonexistent.xml", "-o", dir.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.xml"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn bench_times_the_generated_decoder() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let tpl = format!("{root}/../generated/templates/mfast/example.xml");
+    let dat = corpus("mfast-complex/complex30000.dat");
+    let args = [
+        "bench",
+        "decode",
+        "--generated",
+        "-t",
+        &tpl,
+        "--framing",
+        "len32le",
+    ];
+    let out = fastfeed(&[&args[..], &[&dat, "--passes", "1"]].concat());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(text.contains("messages 30001"), "{text}");
+    // A template file no decoder was generated from (one comment more) is refused, naming
+    // the ones there are.
+    let other = std::env::temp_dir().join(format!("fastfeed-other-{}.xml", std::process::id()));
+    let xml = std::fs::read_to_string(&tpl).unwrap() + "<!-- changed -->";
+    std::fs::write(&other, xml).unwrap();
+    let other_s = other.to_str().unwrap();
+    let args = [
+        "bench",
+        "decode",
+        "--generated",
+        "-t",
+        other_s,
+        "--framing",
+        "len32le",
+    ];
+    let out = fastfeed(&[&args[..], &[&dat]].concat());
+    std::fs::remove_file(&other).ok();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("mfast_complex"));
+}

@@ -19,7 +19,6 @@ const RATE: f64 = 0.02;
 /// Chosen for the edges of the stream (checked below): the first packet is overtaken, and
 /// the Done packet overtakes the packet before it.
 const SEED: u64 = 3485;
-const GROUP: &str = "239.255.43.1:24301";
 
 /// What the multicaster does with `--drop/--duplicate/--reorder/--corrupt RATE --seed SEED`
 /// and the default corruption, a tear past the 4-byte sequence header.
@@ -39,6 +38,7 @@ fn injected(packets: &[Packet]) -> Vec<Fate> {
 /// Runs subscriber, publisher and multicaster; returns the two JSON reports and the dump.
 fn run_pipeline(dir: &std::path::Path, file: &std::path::Path) -> (Value, Value, Vec<String>) {
     let feed = format!("faults{}", std::process::id());
+    let group = common::unique_group(1);
     let (pub_json, sub_json, dump) = (
         dir.join("publisher.json"),
         dir.join("subscriber.json"),
@@ -48,7 +48,7 @@ fn run_pipeline(dir: &std::path::Path, file: &std::path::Path) -> (Value, Value,
     sub_args.extend(["--dump".into(), path_arg(&dump)]);
     sub_args.extend(["--report-json".into(), path_arg(&sub_json)]);
     let subscriber = Proc::spawn("subscriber", &sub_args);
-    let mut pub_args = strings(&["publish", "simple", "--feed", &feed, "-g", GROUP]);
+    let mut pub_args = strings(&["publish", "simple", "--feed", &feed, "-g", group.as_str()]);
     pub_args.extend(strings(&[
         "--wait-subscribers",
         "1",
@@ -59,7 +59,7 @@ fn run_pipeline(dir: &std::path::Path, file: &std::path::Path) -> (Value, Value,
     let mut publisher = Proc::spawn("publisher", &pub_args);
     publisher.wait_ready();
     let rate = RATE.to_string();
-    let mut cast_args = strings(&["multicast", "-f", &path_arg(file), "-g", GROUP]);
+    let mut cast_args = strings(&["multicast", "-f", &path_arg(file), "-g", group.as_str()]);
     cast_args.extend(strings(&["-s", "100", "-q", "--seed", &SEED.to_string()]));
     for fault in ["--drop", "--duplicate", "--reorder", "--corrupt"] {
         cast_args.extend([fault.to_string(), rate.clone()]);

@@ -16,7 +16,6 @@ const MAX_PACKET: usize = 256;
 /// Long beside the run itself (under a second, a few on a busy machine), so that every
 /// other process has ended while the stuck one is still stuck.
 const STALL: Duration = Duration::from_secs(8);
-const GROUP: &str = "239.255.43.2:24302";
 
 fn subscriber(feed: &str, json: &std::path::Path, extra: &[String]) -> Proc {
     let mut args = strings(&["subscribe", "--feed", feed, "--idle-timeout", "20"]);
@@ -31,6 +30,7 @@ fn a_stuck_subscriber_stalls_no_one_and_counts_what_it_missed() {
     let file = common::generate(&dir, MESSAGES, MAX_PACKET);
     let packets = common::packets(&file, fastfeed_sim::SIMPLE_TEMPLATES);
     let feed = format!("slow{}", std::process::id());
+    let group = common::unique_group(2);
     let json = |name: &str| dir.join(format!("{name}.json"));
     let dump = dir.join("received.txt");
     let normal = subscriber(&feed, &json("normal"), &["--dump".into(), path_arg(&dump)]);
@@ -39,7 +39,7 @@ fn a_stuck_subscriber_stalls_no_one_and_counts_what_it_missed() {
         &json("stuck"),
         &["--stall-ms".into(), STALL.as_millis().to_string()],
     );
-    let mut pub_args = strings(&["publish", "simple", "--feed", &feed, "-g", GROUP]);
+    let mut pub_args = strings(&["publish", "simple", "--feed", &feed, "-g", group.as_str()]);
     pub_args.extend(strings(&["--wait-subscribers", "2"]));
     pub_args.extend(["--report-json".into(), path_arg(&json("publisher"))]);
     let mut publisher = Proc::spawn("publisher", &pub_args);
@@ -50,7 +50,7 @@ fn a_stuck_subscriber_stalls_no_one_and_counts_what_it_missed() {
         "-f",
         &path_arg(&file),
         "-g",
-        GROUP,
+        group.as_str(),
         "-s",
         "100",
     ]);

@@ -1,52 +1,81 @@
 //! `fastfeed bench`: decode or encode a whole file held in memory, several passes, and report
-//! per-message and per-entry times and throughput (min and median over the passes).
+//! per-message and per-entry times and throughput (min and median over the passes), then
+//! what the file holds per template.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
-use anyhow::{bail, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use fastfeed_codec::{Decoder, Encoder, Handler, Message, MessageBuilder, Templates};
+use fastfeed_net::affinity::cores;
 
+use crate::tally::Tally;
 use crate::{input, FramingArgs};
 
 #[derive(Clone, Copy, ValueEnum)]
 pub enum What {
+    /// Time decoding (the empty handler: decode only).
     Decode,
+    /// Time encoding messages decoded from the file.
     Encode,
 }
 
 #[derive(Args)]
 pub struct BenchArgs {
+    /// What to time.
     pub what: What,
     #[command(flatten)]
     pub framing: FramingArgs,
     /// Passes over the whole file.
-    #[arg(long, default_value_t = 11)]
+    #[arg(long, default_value_t = 11, value_parser = at_least_one)]
     pub passes: usize,
     /// Threads, each decoding its own share of the packets with its own dictionaries (the
-    /// packets must be independent: dictionaries reset per packet, or one channel per thread).
-    #[arg(long, default_value_t = 1)]
+    /// packets must be independent: dictionaries reset per packet, or one channel per
+    /// thread). A pass is timed from its start to the end of its last thread.
+    #[arg(long, default_value_t = 1, value_parser = at_least_one)]
     pub threads: usize,
     /// Encode only: decode this many packets into messages, time their encoding, and go on
     /// to the next window, so the messages are fresh in cache as a transcoder's would be.
-    /// 0 decodes the whole file first: then encoding also waits on memory, walking tens of
-    /// megabytes of message trees.
-    #[arg(long, default_value_t = 0)]
-    pub window: usize,
+    /// Without it the whole file is decoded first: then encoding also waits on memory,
+    /// walking tens of megabytes of message trees.
+    #[arg(long, value_parser = at_least_one)]
+    pub window: Option<usize>,
+    /// Decode only: time the decoder generated at build time from exactly this template
+    /// file (the template sets of `fastfeed-generated`) instead of the interpreter.
+    #[arg(long)]
+    pub generated: bool,
+    /// Decode only: leave the threads where the scheduler puts them, instead of each on a
+    /// core of its own (when there are no more threads than cores).
+    #[arg(long)]
+    pub no_pin: bool,
+    /// The FAST data file.
     pub input: PathBuf,
 }
 
-/// Counts messages and sequence entries.
+fn at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Counts messages, sequence entries, and per template messages and bytes.
 #[derive(Default)]
 struct Counter {
     messages: u64,
     entries: u64,
+    template: u32,
+    tally: Tally,
 }
 
 impl Handler for Counter {
+    fn begin_message(&mut self, t: &fastfeed_codec::Template) {
+        self.template = t.id;
+    }
     fn end_message(&mut self) {
         self.messages += 1;
     }
@@ -57,12 +86,46 @@ impl Handler for Counter {
 
 struct Work<'a> {
     templates: Arc<Templates>,
+    /// The template XML, to find the generated decoder by.
+    xml: String,
     packets: Vec<&'a [u8]>,
     skip: usize,
     reset: bool,
 }
 
-impl Work<'_> {
+/// What a decoding pass runs: the interpreter, or the decoder generated for the templates.
+enum Timed<'d> {
+    Interpreter(Decoder),
+    Generated(Box<dyn fastfeed_generated::PacketDecoder<'d> + Send + 'd>),
+}
+
+impl<'a> Work<'a> {
+    /// A decoder of its own for a timing thread.
+    fn timed(&self, generated: bool) -> Timed<'a> {
+        match generated
+            .then(|| fastfeed_generated::decoder_for(&self.xml))
+            .flatten()
+        {
+            Some(g) => Timed::Generated(g),
+            None => Timed::Interpreter(Decoder::new(self.templates.clone())),
+        }
+    }
+
+    /// Decodes a share of the packets with `t`, the empty handler for the interpreter;
+    /// returns messages decoded.
+    fn run(&self, t: &mut Timed<'a>, packets: &[&'a [u8]]) -> Result<u64> {
+        match t {
+            Timed::Interpreter(dec) => self.decode(dec, packets, &mut ()),
+            Timed::Generated(g) => {
+                let mut n = 0;
+                for p in packets {
+                    n += g.decode_packet(p, self.skip, self.reset)?;
+                }
+                Ok(n)
+            }
+        }
+    }
+
     /// The packets decoded into owned messages, packet by packet.
     fn messages(&self, dec: &mut Decoder, packets: &[&[u8]]) -> Result<Vec<Vec<Message>>> {
         let mut b = MessageBuilder::new();
@@ -80,6 +143,24 @@ impl Work<'_> {
             out.push(msgs);
         }
         Ok(out)
+    }
+
+    /// Decodes every packet once, untimed, counting per template.
+    fn count(&self) -> Result<Counter> {
+        let mut dec = Decoder::new(self.templates.clone());
+        let mut c = Counter::default();
+        for p in &self.packets {
+            if self.reset {
+                dec.reset();
+            }
+            let mut pos = self.skip.min(p.len());
+            while pos < p.len() {
+                let n = dec.decode(&p[pos..], &mut c)?;
+                c.tally.message(c.template, n);
+                pos += n;
+            }
+        }
+        Ok(c)
     }
 
     /// Decodes a share of the packets with `h`; returns messages decoded.
@@ -100,16 +181,33 @@ impl Work<'_> {
 }
 
 pub fn run(a: BenchArgs) -> Result<ExitCode> {
-    let templates = input::templates(&a.framing.templates)?;
+    if a.window.is_some() && matches!(a.what, What::Decode) {
+        bail!("--window applies to `bench encode` only: decode has no windows");
+    }
+    let templates = input::templates(&a.framing.templates, !a.framing.no_scp)?;
+    let xml = input::text(&a.framing.templates)?;
+    if a.generated {
+        if !matches!(a.what, What::Decode) {
+            bail!("--generated times decoding only");
+        }
+        if fastfeed_generated::decoder_for(&xml).is_none() {
+            let known: Vec<&str> = fastfeed_generated::SETS.iter().map(|(n, _)| *n).collect();
+            bail!(
+                "no decoder was generated from {} (generated: {})",
+                a.framing.templates.display(),
+                known.join(", ")
+            );
+        }
+    }
     let data = input::bytes(&a.input)?;
-    let packets: Vec<&[u8]> = a
-        .framing
-        .framing
-        .packets(&data)
+    let packets: Vec<&[u8]> = input::packets(&a.framing, &data)?
+        .into_iter()
         .map(|p| p.map(|p| p.bytes))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("reading the packets of {}", a.input.display()))?;
     let w = Work {
         templates,
+        xml,
         packets,
         skip: a.framing.skip_header,
         reset: a.framing.reset_each_packet,
@@ -119,17 +217,14 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         .iter()
         .map(|p| p.len().saturating_sub(w.skip))
         .sum();
-    let mut counter = Counter::default();
-    w.decode(
-        &mut Decoder::new(w.templates.clone()),
-        &w.packets,
-        &mut counter,
-    )?;
+    let counter = w
+        .count()
+        .with_context(|| format!("decoding {} once before timing", a.input.display()))?;
     if counter.messages == 0 {
-        bail!("no messages in the input");
+        bail!("no messages in {}", a.input.display());
     }
     // Packets are the unit of work: no more threads than packets (a `raw` file is one).
-    let threads = a.threads.max(1).min(w.packets.len());
+    let threads = a.threads.min(w.packets.len());
     if threads < a.threads {
         eprintln!(
             "{} packet(s): running {threads} thread(s), not {}",
@@ -137,11 +232,31 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             a.threads
         );
     }
+    let cores = cores();
+    if threads > cores {
+        eprintln!(
+            "warning: {threads} threads on {cores} cores: the threads take turns, so the \
+             figures measure the scheduler as much as the decoder"
+        );
+    }
+    if a.window.is_some_and(|n| n >= w.packets.len()) {
+        eprintln!(
+            "note: --window {} covers all {} packets: one window, as without --window",
+            a.window.unwrap_or(0),
+            w.packets.len()
+        );
+    }
     let times = match a.what {
-        What::Decode => time_decode(&w, threads, a.passes.max(1), counter.messages)?,
-        What::Encode => time_encode(&w, threads, a.passes.max(1), a.window)?,
+        What::Decode => {
+            let pin = !a.no_pin && threads > 1 && threads <= cores;
+            time_decode(&w, threads, a.passes, counter.messages, a.generated, pin)?
+        }
+        What::Encode => time_encode(&w, threads, a.passes, a.window, cores)?,
     };
     report(&times, counter.messages, counter.entries, bytes, threads);
+    counter
+        .tally
+        .print(&w.templates, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -150,54 +265,97 @@ fn shares<T>(items: &[T], n: usize) -> Vec<&[T]> {
     items.chunks(per).collect()
 }
 
-fn time_decode(w: &Work, threads: usize, passes: usize, expect: u64) -> Result<Vec<f64>> {
+fn time_decode(
+    w: &Work,
+    threads: usize,
+    passes: usize,
+    expect: u64,
+    generated: bool,
+    pin: bool,
+) -> Result<Vec<f64>> {
     let parts = shares(&w.packets, threads);
+    if parts.len() == 1 {
+        let mut dec = w.timed(generated);
+        return (0..passes)
+            .map(|_| {
+                let t = Instant::now();
+                w.run(&mut dec, parts[0])?;
+                Ok(t.elapsed().as_secs_f64())
+            })
+            .collect();
+    }
     // The threads live for all passes and start each one together: a thread kept alive
     // stays on its core with its share of the packets in that core's cache, as a feed
-    // handler's decoding threads would.
-    let start = std::sync::Barrier::new(parts.len());
-    let per_thread: Vec<(Vec<f64>, u64)> = std::thread::scope(|s| {
+    // handler's decoding threads would. This thread times each pass from before its start
+    // to after the last thread's end: the wall time of the pass, whatever the threads'
+    // turns on the cores.
+    let (start, end) = (Barrier::new(parts.len() + 1), Barrier::new(parts.len() + 1));
+    let (totals, times) = std::thread::scope(|s| -> Result<(Vec<u64>, Vec<f64>)> {
         let handles: Vec<_> = parts
             .iter()
-            .map(|part| {
-                let start = &start;
-                s.spawn(move || -> Result<(Vec<f64>, u64)> {
+            .enumerate()
+            .map(|(i, part)| {
+                let (start, end) = (&start, &end);
+                s.spawn(move || -> Result<u64> {
+                    if pin {
+                        if let Err(e) = fastfeed_net::affinity::pin_current_thread(i) {
+                            eprintln!("warning: thread {i} not pinned to a core: {e}");
+                        }
+                    }
                     // Each thread makes its own decoder: decoders side by side in one
                     // allocation would share cache lines, and their writes would bounce
                     // those lines between the cores.
-                    let mut dec = Decoder::new(w.templates.clone());
-                    let mut times = Vec::with_capacity(passes);
-                    let mut messages = 0;
+                    let mut dec = w.timed(generated);
+                    let mut messages = Ok(0);
                     for _ in 0..passes {
                         start.wait();
-                        let t = Instant::now();
-                        messages = w.decode(&mut dec, part, &mut ())?;
-                        times.push(t.elapsed().as_secs_f64());
+                        // An error ends no pass early: the barriers need every thread.
+                        if messages.is_ok() {
+                            messages = w.run(&mut dec, part);
+                        }
+                        end.wait();
                     }
-                    Ok((times, messages))
+                    messages
                 })
             })
             .collect();
-        handles
+        let times = timed_passes(passes, &start, &end);
+        let totals = handles
             .into_iter()
             .map(|h| h.join().expect("decode thread"))
-            .collect::<Result<_>>()
+            .collect::<Result<_>>()?;
+        Ok((totals, times))
     })?;
-    let total: u64 = per_thread.iter().map(|(_, n)| n).sum();
+    let total: u64 = totals.iter().sum();
     if total != expect {
         bail!("decoded {total} messages, expected {expect}: are the packets independent?");
     }
-    // A pass takes as long as its slowest thread.
-    Ok((0..passes)
-        .map(|p| per_thread.iter().map(|(t, _)| t[p]).fold(0.0, f64::max))
-        .collect())
+    Ok(times)
 }
 
-fn time_encode(w: &Work, threads: usize, passes: usize, window: usize) -> Result<Vec<f64>> {
+/// Times `passes` passes run by other threads between the two barriers.
+fn timed_passes(passes: usize, start: &Barrier, end: &Barrier) -> Vec<f64> {
+    (0..passes)
+        .map(|_| {
+            let t = Instant::now();
+            start.wait();
+            end.wait();
+            t.elapsed().as_secs_f64()
+        })
+        .collect()
+}
+
+fn time_encode(
+    w: &Work,
+    threads: usize,
+    passes: usize,
+    window: Option<usize>,
+    cores: usize,
+) -> Result<Vec<f64>> {
     let parts = shares(&w.packets, threads);
-    let window = if window == 0 { usize::MAX } else { window };
     // With the whole file as one window, decode it once, outside the passes.
-    let whole: Option<Vec<Vec<Vec<Message>>>> = (window == usize::MAX)
+    let whole: Option<Vec<Vec<Vec<Message>>>> = window
+        .is_none()
         .then(|| {
             parts
                 .iter()
@@ -205,8 +363,10 @@ fn time_encode(w: &Work, threads: usize, passes: usize, window: usize) -> Result
                 .collect::<Result<_>>()
         })
         .transpose()?;
+    let window = window.unwrap_or(usize::MAX);
     let mut times = Vec::new();
     for _ in 0..passes {
+        let wall = Instant::now();
         let per_thread: Vec<f64> = std::thread::scope(|s| -> Result<Vec<f64>> {
             let handles: Vec<_> = parts
                 .iter()
@@ -251,7 +411,20 @@ fn time_encode(w: &Work, threads: usize, passes: usize, window: usize) -> Result
                 .map(|h| h.join().expect("encode thread"))
                 .collect()
         })?;
-        times.push(per_thread.into_iter().fold(0.0, f64::max));
+        let wall = wall.elapsed().as_secs_f64();
+        times.push(match (&whole, parts.len()) {
+            (_, 1) => per_thread[0],
+            // The wall time of the pass (thread starts included: a few microseconds).
+            (Some(_), _) => wall,
+            (None, _) => {
+                // Windows interleave decoding (untimed) with encoding (timed), so no wall time
+                // isolates encoding. The encoding took at least its slowest thread, and at
+                // least all threads' encoding time spread over the cores there are.
+                let slowest = per_thread.iter().copied().fold(0.0, f64::max);
+                let spread = per_thread.iter().sum::<f64>() / parts.len().min(cores) as f64;
+                slowest.max(spread)
+            }
+        });
     }
     Ok(times)
 }

@@ -4,12 +4,14 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
 use clap::Args;
-use fastfeed_codec::{DecodeOptions, Decoder, MessageBuilder};
-use fastfeed_packet::{PacketDecoder, PacketOptions};
+use fastfeed_codec::{DecodeOptions, Decoder, Message, MessageBuilder, Templates};
+use fastfeed_packet::{PacketDecoder, PacketOptions, PacketSummary};
 
-use crate::{input, FramingArgs};
+use super::table;
+use crate::tally::Tally;
+use crate::{input, FramingArgs, InputFraming};
 
 #[derive(Args)]
 pub struct DecodeArgs {
@@ -18,13 +20,59 @@ pub struct DecodeArgs {
     /// Reject the spec's reportable errors R6-R9 (overlong encodings).
     #[arg(long)]
     pub strict: bool,
-    /// The FAST data file.
+    /// Write the JSON Lines to this file instead of standard output.
+    #[arg(short = 'o', long)]
+    pub output: Option<PathBuf>,
+    /// Write only the messages of these templates (ids or names, comma-separated); the
+    /// others are still decoded and counted.
+    #[arg(long, value_delimiter = ',', value_name = "ID|NAME")]
+    pub only: Vec<String>,
+    /// Write no messages: only the per-template statistics.
+    #[arg(long)]
+    pub count: bool,
+    /// Errors printed one by one; those past it are counted.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub max_errors: usize,
+    /// The FAST data file; `-` reads standard input.
     pub input: PathBuf,
+    /// Output: JSON Lines, or table files (see the table options; -o names the file or
+    /// directory).
+    #[arg(long, value_enum, default_value = "json")]
+    pub format: table::Format,
+    /// With a table format: the template whose table to write into the file -o names.
+    #[arg(long)]
+    pub template: Option<String>,
+    #[command(flatten)]
+    pub table: table::TableArgs,
 }
 
 pub fn run(a: DecodeArgs) -> Result<ExitCode> {
-    let templates = input::templates(&a.framing.templates)?;
-    let data = input::bytes(&a.input)?;
+    if a.format != table::Format::Json {
+        return table::run(
+            a.format,
+            &a.framing,
+            a.strict,
+            &a.input,
+            a.output.as_deref(),
+            a.template.as_deref(),
+            &a.table,
+        );
+    }
+    table::json_takes_no_template(a.template.as_deref())?;
+    let templates = input::templates(&a.framing.templates, !a.framing.no_scp)?;
+    let only = Filter::new(&a.only, &templates, &a.framing.templates)?;
+    let data = input::bytes_or_stdin(&a.input)?;
+    let out: Box<dyn Write> = match (&a.output, a.count) {
+        (_, true) => Box::new(std::io::sink()),
+        (Some(p), _) => {
+            Box::new(std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?)
+        }
+        (None, _) => Box::new(std::io::stdout().lock()),
+    };
+    let mut sink = JsonLines {
+        out: BufWriter::new(out),
+        failed: None,
+    };
     let opts = DecodeOptions {
         strict: a.strict,
         ..Default::default()
@@ -36,47 +84,210 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
             reset_each_packet: a.framing.reset_each_packet,
         },
     );
-    let stdout = std::io::stdout();
-    let mut out = BufWriter::new(stdout.lock());
     let mut builder = MessageBuilder::new();
-    let (mut packets, mut messages, mut errors) = (0usize, 0usize, 0usize);
-    let mut write_err = None;
-    for packet in a.framing.framing.packets(&data) {
+    // Both callbacks below count into it.
+    let tally = std::cell::RefCell::new(Tally::default());
+    let mut errors = ErrorLog::new(a.max_errors);
+    let mut sum = PacketSummary::default();
+    let mut packets = 0usize;
+    let mut first_packet = None;
+    for packet in input::packets(&a.framing, &data)? {
         let packet = match packet {
             Ok(p) => p,
             Err(e) => {
-                eprintln!("error: {e}");
-                errors += 1;
-                break;
+                errors.framing(&e, data.len());
+                continue;
             }
         };
         packets += 1;
-        let r = pd.decode_packet(&packet, &mut builder, |b, _| {
-            if let Some(m) = b.take() {
-                messages += 1;
-                let line = fastfeed_json::to_json(&m, &templates);
-                if let Err(e) = writeln!(out, "{line}") {
-                    write_err.get_or_insert(e);
+        first_packet.get_or_insert(packet.bytes);
+        sum += pd.decode_resync(
+            &packet,
+            &mut builder,
+            |b, _, len| {
+                let Some(m) = b.take() else { return };
+                tally.borrow_mut().message(m.template_id, len);
+                if only.wants(m.template_id) {
+                    sink.write(&m, &templates);
                 }
-            }
-        });
-        if let Some(e) = write_err.take() {
+            },
+            |r| {
+                tally.borrow_mut().error(&r.error.error, &templates);
+                errors.decode(r);
+            },
+        );
+        if let Some(e) = sink.failed.take() {
             // A closed pipe (`| head`) is a normal way to stop.
             if e.kind() == std::io::ErrorKind::BrokenPipe {
                 return Ok(ExitCode::SUCCESS);
             }
-            return Err(e.into());
-        }
-        if let Err(e) = r {
-            errors += 1;
-            eprintln!("error: {e}");
+            return Err(anyhow::Error::new(e).context("writing the messages"));
         }
     }
-    out.flush().ok();
-    eprintln!("decoded {messages} messages in {packets} packets, {errors} errors");
-    Ok(if errors == 0 {
+    match sink.out.flush() {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => {
+            return Err(anyhow::Error::new(e).context("writing the messages"))
+        }
+        _ => {}
+    }
+    errors.finish();
+    let tally = tally.into_inner();
+    let mut err = std::io::stderr().lock();
+    tally.print(&templates, &mut err)?;
+    writeln!(
+        err,
+        "decoded {} messages in {packets} packets, {} errors",
+        sum.messages, errors.total
+    )?;
+    let skipped = sum.skipped + errors.framing_skipped;
+    if skipped > 0 {
+        write!(err, "skipped {skipped} bytes after errors")?;
+        if sum.resyncs > 0 {
+            write!(err, ", resuming {} times at a Reset message", sum.resyncs)?;
+        }
+        writeln!(err)?;
+    }
+    if sum.messages == 0 && errors.total > 0 {
+        writeln!(err, "{}", hint(&a.framing, &data, first_packet, &tally))?;
+    }
+    Ok(if errors.total == 0 {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The messages as JSON Lines; the first write error is kept for the caller.
+struct JsonLines<W: Write> {
+    out: W,
+    failed: Option<std::io::Error>,
+}
+
+impl<W: Write> JsonLines<W> {
+    fn write(&mut self, m: &Message, templates: &Templates) {
+        if self.failed.is_none() {
+            let line = fastfeed_json::to_json(m, templates);
+            if let Err(e) = writeln!(self.out, "{line}") {
+                self.failed = Some(e);
+            }
+        }
+    }
+}
+
+/// `--only`: the template ids to write, or all.
+struct Filter(Option<Vec<u32>>);
+
+impl Filter {
+    fn new(only: &[String], templates: &Templates, file: &std::path::Path) -> Result<Self> {
+        if only.is_empty() {
+            return Ok(Filter(None));
+        }
+        let ids = only
+            .iter()
+            .map(|s| {
+                let t = match s.trim().parse::<u32>() {
+                    Ok(id) => templates.get(id),
+                    Err(_) => templates.by_name(s.trim()),
+                };
+                match t {
+                    Some(t) => Ok(t.id),
+                    None => bail!("--only {s}: no such template in {}", file.display()),
+                }
+            })
+            .collect::<Result<_>>()?;
+        Ok(Filter(Some(ids)))
+    }
+
+    fn wants(&self, id: u32) -> bool {
+        self.0.as_ref().is_none_or(|ids| ids.contains(&id))
+    }
+}
+
+/// Errors as they come, the first `max` printed, the rest counted.
+struct ErrorLog {
+    max: usize,
+    total: usize,
+    framing_skipped: usize,
+}
+
+impl ErrorLog {
+    fn new(max: usize) -> Self {
+        ErrorLog {
+            max,
+            total: 0,
+            framing_skipped: 0,
+        }
+    }
+
+    fn print(&mut self, line: std::fmt::Arguments) {
+        self.total += 1;
+        if self.total <= self.max {
+            eprintln!("error: {line}");
+        }
+    }
+
+    fn framing(&mut self, e: &fastfeed_packet::FramingError, input_len: usize) {
+        self.framing_skipped += e.skipped(input_len);
+        self.print(format_args!("{e}"));
+    }
+
+    fn decode(&mut self, r: &fastfeed_packet::Recovery) {
+        match r.resumed_at {
+            Some(at) => self.print(format_args!(
+                "{}; skipped {} bytes, resumed at byte {at}",
+                r.error, r.skipped
+            )),
+            None if r.skipped > 0 => self.print(format_args!(
+                "{}; the packet's last {} bytes skipped",
+                r.error, r.skipped
+            )),
+            None => self.print(format_args!("{}", r.error)),
+        }
+    }
+
+    fn finish(&self) {
+        if self.total > self.max {
+            eprintln!(
+                "... and {} more errors (--max-errors {} shows the first {})",
+                self.total - self.max,
+                self.max,
+                self.max
+            );
+        }
+    }
+}
+
+/// What to try when nothing decoded.
+fn hint(f: &FramingArgs, data: &[u8], first_packet: Option<&[u8]>, tally: &Tally) -> String {
+    let mut h = String::from("no message decoded: ");
+    if f.framing == InputFraming::Raw && looks_len32le(data) {
+        h += "the input looks length-prefixed: try --framing len32le";
+    } else if f.framing == InputFraming::Len32le && !looks_len32le(data) {
+        h += "the input is not length-prefixed records: try --framing raw";
+    } else if f.skip_header == 0
+        && first_packet.is_some_and(|p| p.get(..4) == Some(&1u32.to_le_bytes()[..]))
+    {
+        h += "packets start with a packet sequence number, as `fastfeed generate` writes \
+              them: try --skip-header 4 --reset-each-packet";
+    } else {
+        h += "wrong templates for this data?";
+        let ids = tally.unknown_ids();
+        if !ids.is_empty() {
+            let list: Vec<String> = ids.iter().take(5).map(u32::to_string).collect();
+            h += &format!(
+                " The data uses template ids the file does not define: {}",
+                list.join(", ")
+            );
+        }
+    }
+    h
+}
+
+/// Whether `data` reads as at least two `len32le` records (or one that fills it).
+fn looks_len32le(data: &[u8]) -> bool {
+    let records = fastfeed_packet::len32le_packets(data)
+        .take(2)
+        .take_while(Result::is_ok)
+        .count();
+    records == 2 || (records == 1 && data.len() > 4)
 }

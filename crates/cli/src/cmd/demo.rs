@@ -10,6 +10,7 @@ use std::process::{Child, Command, ExitCode, Stdio};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 
+use super::bus::BusKind;
 use super::generate::{DataSet, GenerateArgs};
 use super::multicast::FaultArgs;
 
@@ -22,6 +23,9 @@ pub struct DemoArgs {
     pub count: usize,
     #[arg(short = 'g', long, default_value = super::multicast::DEFAULT_GROUP)]
     pub group: SocketAddrV4,
+    /// The bus that carries the records from the publisher to the subscriber.
+    #[arg(long, value_enum, default_value_t = BusKind::Shm)]
+    pub bus: BusKind,
     /// Pause between packets, in microseconds.
     #[arg(short = 's', long, default_value_t = 50)]
     pub sleep_us: u64,
@@ -86,6 +90,7 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
 
     let feed = format!("demo{}", std::process::id());
     let group = a.group.to_string();
+    let bus = a.bus.name();
     if let Some(d) = &a.report_json {
         std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
     }
@@ -94,6 +99,8 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         "subscribe",
         "--feed",
         &feed,
+        "--bus",
+        &bus,
         "--spin",
         "--idle-timeout",
         "20",
@@ -113,6 +120,8 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         &data_name,
         "--feed",
         &feed,
+        "--bus",
+        &bus,
         "-g",
         &group,
         "--wait-subscribers",

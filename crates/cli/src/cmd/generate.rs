@@ -4,8 +4,9 @@ use std::io::BufWriter;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
+use fastfeed_net::MAX_DATAGRAM;
 use fastfeed_sim::{GenConfig, Kind};
 
 #[derive(Clone, Copy, Debug, ValueEnum, PartialEq, Eq)]
@@ -14,19 +15,25 @@ pub enum DataSet {
     Simple,
     /// CME-like: MarketData with MDEntries, QuoteRequest.
     Complex,
+    /// A CME-style book feed (crates/sim/templates/cme.xml) as a pcap: line A to
+    /// 239.255.90.1:14310, line B to 239.255.90.2:14311 (the same packets 1 ms later), the
+    /// snapshot line to 239.255.90.3:14312, as configs/cme.toml expects. -n messages,
+    /// --securities instruments.
+    Cme,
 }
 
 impl DataSet {
     pub fn kind(self) -> Kind {
         match self {
             DataSet::Simple => Kind::Simple,
-            DataSet::Complex => Kind::Complex,
+            DataSet::Complex | DataSet::Cme => Kind::Complex,
         }
     }
 }
 
 #[derive(Args, Clone)]
 pub struct GenerateArgs {
+    /// Which data set.
     #[arg(value_enum, default_value = "simple")]
     pub data: DataSet,
     /// Output packet file.
@@ -35,10 +42,11 @@ pub struct GenerateArgs {
     /// Data messages (a Done message follows them).
     #[arg(short = 'n', long, default_value_t = 30_000)]
     pub count: usize,
-    /// Largest packet in bytes, its 4-byte sequence header included.
+    /// Largest packet in bytes, its 4-byte sequence header included; at most 65507, what
+    /// one UDP datagram carries.
     #[arg(short = 'p', long, default_value_t = 1024)]
     pub max_packet: usize,
-    /// Complex: average MDEntries per message.
+    /// Complex: average MDEntries per message (limited by what fits a packet).
     #[arg(long, default_value_t = 3.0)]
     pub seq: f64,
     /// Complex: one security per message.
@@ -47,6 +55,7 @@ pub struct GenerateArgs {
     /// Securities (default: 300 simple, 100 complex).
     #[arg(long)]
     pub securities: Option<u32>,
+    /// Seed of the random data: the same seed gives the same file.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
@@ -64,7 +73,84 @@ pub fn config(a: &GenerateArgs) -> GenConfig {
     c
 }
 
+/// The CME-style book feed's groups: lines A, B and snapshot.
+pub const CME_GROUPS: [&str; 3] = [
+    "239.255.90.1:14310",
+    "239.255.90.2:14311",
+    "239.255.90.3:14312",
+];
+
+fn cme(a: &GenerateArgs) -> Result<ExitCode> {
+    let feed = fastfeed_sim::book_feed(&fastfeed_sim::BookFeedConfig {
+        messages: a.count,
+        securities: a.securities.unwrap_or(4),
+        seed: a.seed,
+        ..Default::default()
+    })?;
+    let src = "10.0.0.1:30000".parse()?;
+    let [ga, gb, gs] = CME_GROUPS.map(|g| g.parse().expect("group"));
+    let mut all: Vec<(u64, std::net::SocketAddrV4, &[u8])> = Vec::new();
+    for (t, p) in &feed.increments {
+        all.push((*t, ga, p));
+        all.push((*t + 1_000_000, gb, p));
+    }
+    for (t, p) in &feed.snapshots {
+        all.push((*t, gs, p));
+    }
+    all.sort_by_key(|d| d.0);
+    let file = std::fs::File::create(&a.output)
+        .with_context(|| format!("creating {}", a.output.display()))?;
+    let out = fastfeed_capture::write_pcap(
+        BufWriter::new(file),
+        all.iter().map(|&(t, g, p)| (t, src, g, p)),
+    )?;
+    out.into_inner().map_err(|e| e.into_error())?;
+    eprintln!(
+        "generated {} incremental and {} snapshot packets ({} instruments) to {}",
+        feed.increments.len(),
+        feed.snapshots.len(),
+        feed.books.len(),
+        a.output.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses what `multicast` could not send, and says where `--seq` falls short.
+pub fn check(a: &GenerateArgs) -> Result<()> {
+    if a.max_packet > MAX_DATAGRAM {
+        bail!(
+            "-p {}: a packet must fit one UDP datagram, at most {MAX_DATAGRAM} bytes",
+            a.max_packet
+        );
+    }
+    let c = config(a);
+    if a.data == DataSet::Complex && (c.max_entries() as f64) < a.seq {
+        bail!(
+            "--seq {}: a MarketData message holds at most {} entries in packets of {} bytes; \
+             raise -p or lower --seq",
+            a.seq,
+            c.max_entries(),
+            a.max_packet
+        );
+    }
+    let got = c.effective_avg_entries();
+    if a.data == DataSet::Complex && got < 0.95 * a.seq {
+        eprintln!(
+            "warning: --seq {} gives {got:.1} entries per message on average: messages are \
+             cut at {} entries to fit packets of {} bytes (raise -p for more)",
+            a.seq,
+            c.max_entries(),
+            a.max_packet
+        );
+    }
+    Ok(())
+}
+
 pub fn run(a: GenerateArgs) -> Result<ExitCode> {
+    if a.data == DataSet::Cme {
+        return cme(&a);
+    }
+    check(&a)?;
     let file = std::fs::File::create(&a.output)
         .with_context(|| format!("creating {}", a.output.display()))?;
     let mut out = BufWriter::new(file);

@@ -1,10 +1,16 @@
 pub mod bench;
+pub mod book;
+pub mod bus;
+pub mod codegen;
 pub mod decode;
 pub mod demo;
 pub mod encode;
 pub mod generate;
+pub mod handle;
 pub mod multicast;
 pub mod publish;
+pub mod replay;
 pub mod report;
 pub mod subscribe;
+pub mod table;
 pub mod templates;

@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
-use fastfeed_net::{Corruption, FaultConfig, FaultInjector, McastSender};
+use fastfeed_net::{Corruption, FaultConfig, FaultInjector, McastSender, MAX_DATAGRAM};
 use fastfeed_packet::len32le_packets;
 
 use crate::input;
@@ -27,6 +27,7 @@ pub struct MulticastArgs {
     /// Address of the interface to send on (127.0.0.1 for this host only).
     #[arg(short = 'i', long, default_value = "127.0.0.1")]
     pub interface: Ipv4Addr,
+    /// Hops a datagram may take (1: this network only).
     #[arg(long, default_value_t = 1)]
     pub ttl: u32,
     /// Pause between sends, in microseconds (waited by yielding the CPU, not sleeping, so
@@ -65,6 +66,7 @@ pub struct FaultArgs {
     /// number of `fastfeed generate`'s packets).
     #[arg(long, default_value_t = 4)]
     pub keep_header: usize,
+    /// Seed of the fault choices: the same seed gives the same faults.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
 }
@@ -117,7 +119,20 @@ pub fn run(a: MulticastArgs) -> Result<ExitCode> {
     let data = input::bytes(&a.file)?;
     let packets: Vec<&[u8]> = len32le_packets(&data)
         .map(|p| p.map(|p| p.bytes))
-        .collect::<Result<_, _>>()?;
+        .collect::<Result<_, _>>()
+        .with_context(|| format!("reading the packets of {}", a.file.display()))?;
+    if let Some((i, p)) = packets
+        .iter()
+        .enumerate()
+        .find(|(_, p)| p.len() > MAX_DATAGRAM)
+    {
+        bail!(
+            "packet {i} of {} has {} bytes: a UDP datagram carries at most {MAX_DATAGRAM} \
+             (generate it again with a smaller -p)",
+            a.file.display(),
+            p.len()
+        );
+    }
     let mut injector = FaultInjector::new(a.faults.config(), a.faults.seed)?;
     let datagrams = injector.apply(packets.iter().copied());
     let sender = McastSender::new(a.group, a.interface, a.ttl, true)

@@ -9,10 +9,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use clap::Args;
 use fastfeed_bus::Bus;
+use fastfeed_bus_shm::ShmBus;
 use fastfeed_net::McastReceiver;
 use fastfeed_packet::len32le_packets;
 use fastfeed_publish::{DecodingPublisher, PublisherOptions};
 
+use super::bus::BusKind;
 use super::generate::DataSet;
 use crate::input;
 
@@ -33,6 +35,9 @@ pub struct PublishArgs {
     /// Bus feed name: topics are fastfeed/<feed>/<type>[/<security>].
     #[arg(long, default_value = "fastfeed")]
     pub feed: String,
+    /// The bus that carries the records.
+    #[arg(long, value_enum, default_value_t = BusKind::Shm)]
+    pub bus: BusKind,
     /// Decode only, into an empty builder: times the decoder alone.
     #[arg(long)]
     pub empty_builder: bool,
@@ -78,17 +83,26 @@ fn first_seq(s: &str) -> Result<FirstSeq, String> {
 }
 
 pub fn run(a: PublishArgs) -> Result<ExitCode> {
+    match a.bus {
+        BusKind::Shm => run_on(
+            &ShmBus::new(&a.feed).context("opening the shared-memory bus")?,
+            &a,
+        ),
+    }
+}
+
+fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
     let templates = match &a.templates {
-        Some(p) => input::templates(p)?,
+        Some(p) => input::templates(p, true)?,
         None => a.data.kind().templates(),
     };
-    let bus = Bus::new(&a.feed).context("opening the shared-memory bus")?;
     let opts = PublisherOptions {
         empty_builder: a.empty_builder,
         echo: !a.no_echo && !a.empty_builder,
         first_seq: a.first_seq.0,
+        ..PublisherOptions::default()
     };
-    let mut p = DecodingPublisher::new(&bus, templates, opts)?;
+    let mut p = DecodingPublisher::new(bus, templates, opts)?;
     if a.wait_subscribers > 0 {
         let n = p.wait_for_subscribers(a.wait_subscribers, Duration::from_secs(30))?;
         eprintln!("{n} subscriber(s) ready");
@@ -102,7 +116,7 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
                 p.on_packet(packet?.bytes)?;
             }
         }
-        None => receive(&mut p, &a)?,
+        None => receive(&mut p, a)?,
     }
     let elapsed = p.elapsed();
     p.finish(Duration::from_secs(5))?;
@@ -134,7 +148,7 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
 
 /// Takes packets from the multicast group until the Done message and then quiet for the
 /// linger time, or until no packet came for the idle timeout.
-fn receive(p: &mut DecodingPublisher, a: &PublishArgs) -> Result<()> {
+fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<()> {
     let rx =
         McastReceiver::new(a.group, a.interface).with_context(|| format!("joining {}", a.group))?;
     rx.set_nonblocking(true)?;
@@ -176,7 +190,7 @@ fn announce_ready() -> Result<()> {
 /// Rejected packets named in the text report (the JSON report has more).
 const ERRORS_SHOWN: usize = 20;
 
-fn report(p: &DecodingPublisher, elapsed: Duration) -> String {
+fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> String {
     let c = &p.counters;
     let s = &c.packets;
     let mut out = String::new();

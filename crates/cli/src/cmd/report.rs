@@ -5,12 +5,13 @@ use std::path::Path;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use fastfeed_bus::Bus;
 use fastfeed_publish::{DecodingPublisher, Rejection, SubscriberReport};
 use serde_json::{json, Map, Value};
 
 /// The publisher's counters. Reconciled: `packets.received = accepted + duplicates + stale`,
 /// `accepted = decoded + rejected`; `missing_ranges` are the packets never received.
-pub fn publisher(p: &DecodingPublisher, elapsed: Duration) -> Value {
+pub fn publisher<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> Value {
     let c = &p.counters;
     let s = &c.packets;
     let published: Map<String, Value> = p
@@ -40,6 +41,7 @@ pub fn publisher(p: &DecodingPublisher, elapsed: Duration) -> Value {
         "records": c.records,
         "published": published,
         "echoes": c.echoes,
+        "echoes_other": c.echoes_other,
         "done": c.done,
         "first_to_last_packet_ms": elapsed.as_secs_f64() * 1e3,
     })

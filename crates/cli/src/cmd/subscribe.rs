@@ -7,13 +7,19 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use fastfeed_bus::{Bus, BusConfig, Securities, WaitMode};
+use fastfeed_bus::{Bus, Securities, SubscriberQos};
+use fastfeed_bus_shm::{ShmBus, ShmConfig, WaitMode};
 use fastfeed_publish::RecordSubscriber;
+
+use super::bus::BusKind;
 
 #[derive(Args, Clone)]
 pub struct SubscribeArgs {
     #[arg(long, default_value = "fastfeed")]
     pub feed: String,
+    /// The bus that carries the records.
+    #[arg(long, value_enum, default_value_t = BusKind::Shm)]
+    pub bus: BusKind,
     /// "all", or security ids separated by commas.
     #[arg(long, default_value = "all")]
     pub securities: String,
@@ -58,12 +64,22 @@ fn securities(s: &str) -> Result<Securities> {
 }
 
 pub fn run(a: SubscribeArgs) -> Result<ExitCode> {
-    let mut config = BusConfig::default();
-    if a.spin {
-        config.wait_mode = WaitMode::Spin;
+    match a.bus {
+        BusKind::Shm => {
+            let mut config = ShmConfig::default();
+            if a.spin {
+                config.wait_mode = WaitMode::Spin;
+            }
+            let bus =
+                ShmBus::with_config(&a.feed, config).context("opening the shared-memory bus")?;
+            run_on(&bus, &a)
+        }
     }
-    let bus = Bus::with_config(&a.feed, config).context("opening the shared-memory bus")?;
-    let mut sub = RecordSubscriber::new(&bus, &securities(&a.securities)?, !a.no_echo)?;
+}
+
+fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
+    let qos = SubscriberQos::default();
+    let mut sub = RecordSubscriber::new(bus, &securities(&a.securities)?, &qos, !a.no_echo)?;
     // Dumped records are kept and written at the end: formatting them in the receive loop
     // would make this subscriber the slow one it is meant to observe.
     let mut kept = Vec::new();

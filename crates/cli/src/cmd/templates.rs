@@ -1,46 +1,103 @@
-//! `fastfeed templates check FILE`.
+//! `fastfeed templates check FILE...` and `fastfeed templates show simple|complex`.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use clap::Subcommand;
 use fastfeed_codec::template::{Instr, Kind};
 
+use super::generate::DataSet;
+
 #[derive(Subcommand)]
 pub enum TemplatesCmd {
-    /// Report errors with line and column, or list the templates.
-    Check { file: PathBuf },
+    /// Report every error with line, column and spec code, or list the templates.
+    Check {
+        /// Template XML files.
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+    },
+    /// Print the simulator's template XML (the templates of `generate`, `publish` and
+    /// `demo`; in the source tree: crates/sim/templates).
+    Show {
+        /// Which set.
+        #[arg(value_enum)]
+        data: DataSet,
+    },
 }
 
 pub fn run(cmd: TemplatesCmd) -> Result<ExitCode> {
-    let TemplatesCmd::Check { file } = cmd;
-    let xml = std::fs::read_to_string(&file)?;
-    match fastfeed_codec::parse_templates(&xml) {
-        Err(e) => {
-            eprintln!("{}:{e}", file.display());
-            Ok(ExitCode::from(1))
-        }
-        Ok(ts) => {
-            println!(
-                "{}: {} templates, {} dictionary entries",
-                file.display(),
-                ts.len(),
-                ts.dictionary_slots()
-            );
-            for t in ts.iter() {
-                let reset = if t.reset { ", resets dictionaries" } else { "" };
-                println!(
-                    "  {:>5} {:<32} {} fields, presence map up to {} bits{reset}",
-                    t.id,
-                    t.name,
-                    count(&t.body.instrs),
-                    t.body.max_bits + 1
-                );
-            }
+    match cmd {
+        TemplatesCmd::Show { data } => {
+            print!("{}", data.kind().templates_xml());
             Ok(ExitCode::SUCCESS)
         }
+        TemplatesCmd::Check { files } => {
+            let mut ok = true;
+            for file in &files {
+                ok &= check(file)?;
+            }
+            Ok(if ok {
+                ExitCode::SUCCESS
+            } else {
+                ExitCode::from(1)
+            })
+        }
     }
+}
+
+/// Checks one file; false when it has errors or no template.
+fn check(file: &std::path::Path) -> Result<bool> {
+    let name = file.display();
+    let xml = std::fs::read_to_string(file).with_context(|| format!("reading {name}"))?;
+    let checked = fastfeed_codec::template::check(&xml);
+    for e in &checked.errors {
+        eprintln!("{name}:{e}");
+    }
+    for s in &checked.skipped {
+        eprintln!("{name}:{}:{}: note: {}", s.line, s.column, s.why);
+    }
+    let Some(ts) = checked.templates else {
+        eprintln!("{name}: {} errors", checked.errors.len());
+        return Ok(false);
+    };
+    let own = ts.iter().filter(|t| !t.session).count();
+    println!(
+        "{name}: {own} templates, {} dictionary entries",
+        ts.dictionary_slots()
+    );
+    for t in ts.iter().filter(|t| !t.session) {
+        let reset = if t.reset { ", resets dictionaries" } else { "" };
+        println!(
+            "  {:>5} {:<32} {} fields, presence map up to {} bits{reset}",
+            t.id,
+            t.name,
+            count(&t.body.instrs),
+            t.body.max_bits + 1
+        );
+    }
+    let scp: Vec<String> = ts
+        .iter()
+        .filter(|t| t.session)
+        .map(|t| format!("{} {}", t.id, t.name))
+        .collect();
+    if !scp.is_empty() {
+        println!(
+            "  and, known without the file (FAST Session Control Protocol 1.1; --no-scp leaves \
+             them out): {}",
+            scp.join(", ")
+        );
+    }
+    if own == 0 {
+        let why = if checked.skipped.is_empty() {
+            "the file has no <template> element"
+        } else {
+            "see the notes above"
+        };
+        eprintln!("{name}: no template to decode with: {why}");
+        return Ok(false);
+    }
+    Ok(true)
 }
 
 fn count(instrs: &[Instr]) -> usize {

@@ -90,6 +90,14 @@ pub fn scratch(name: &str) -> PathBuf {
     dir
 }
 
+/// A multicast group and port of this test process's own (`tag` tells a process's tests
+/// apart), so concurrent test runs on one machine never receive each other's packets.
+pub fn unique_group(tag: u16) -> String {
+    let pid = std::process::id();
+    let port = 20_000 + (pid % 2_000) as u16 * 16 + tag % 16;
+    format!("239.255.{}.{}:{port}", 40 + (pid >> 8) % 200, pid % 250 + 1)
+}
+
 pub fn fastfeed() -> Command {
     Command::new(env!("CARGO_BIN_EXE_fastfeed"))
 }

@@ -1,0 +1,296 @@
+//! `fastfeed handle FEEDCONFIG`: the feed handler process. Lines in (multicast groups, or
+//! the configuration's captures with `--captures`), books out, a status line every second
+//! and every counter at the end; `--bench` times the whole path against decoding alone.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use fastfeed_bus_shm::ShmBus;
+use fastfeed_feed::FeedConfig;
+use fastfeed_handler::live::LiveChannel;
+use fastfeed_handler::publish::BusOutput;
+use fastfeed_handler::source::merge;
+use fastfeed_handler::{setup, Channel, ChannelSetup, Output};
+
+use super::bus::BusKind;
+
+#[derive(Args)]
+pub struct HandleArgs {
+    /// The feed configuration (TOML).
+    pub config: PathBuf,
+    /// Read each line's capture file (as fast as possible) instead of its multicast group.
+    #[arg(long)]
+    pub captures: bool,
+    /// Stay on the snapshot line and check every snapshot of a live instrument against its
+    /// book at the same RptSeq (counted as snapshot_checks / snapshot_mismatches).
+    #[arg(long)]
+    pub verify: bool,
+    /// Time the whole path (arbitration, decode, events, books, output) against decoding
+    /// alone, over the captures in memory, in alternating passes.
+    #[arg(long)]
+    pub bench: bool,
+    /// Passes of --bench.
+    #[arg(long, default_value_t = 11)]
+    pub passes: usize,
+    /// Live: stop once no packet came for this long after the first (0: run until killed).
+    #[arg(long, default_value_t = 0)]
+    pub idle_exit_ms: u64,
+    /// Write every counter of every channel as JSON to this file at the end.
+    #[arg(long)]
+    pub report_json: Option<PathBuf>,
+    /// Publish books (`book`), top of book (`top`), trades and statuses as records on this
+    /// bus: topics `fastfeed/<feed>/<type>/<security>`.
+    #[arg(long, value_enum)]
+    pub bus: Option<BusKind>,
+    /// The feed's name on the bus (default: the configuration's `feed`).
+    #[arg(long)]
+    pub feed: Option<String>,
+    /// No status line.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+pub fn load(config: &std::path::Path, verify: bool) -> Result<(FeedConfig, Vec<ChannelSetup>)> {
+    let feed = FeedConfig::load(config)?;
+    let mut channels = setup(&feed)?;
+    for c in &mut channels {
+        c.settings.verify = verify;
+    }
+    Ok((feed, channels))
+}
+
+pub fn run(a: HandleArgs) -> Result<ExitCode> {
+    let (feed, channels) = load(&a.config, a.verify)?;
+    if a.bench {
+        return bench(&channels, a.passes);
+    }
+    match a.bus {
+        None => {
+            let finals = run_all(&a, &channels, &mut ())?;
+            report(&feed, &finals, a.report_json.as_ref(), None)?;
+        }
+        Some(BusKind::Shm) => {
+            let name = a.feed.clone().unwrap_or_else(|| feed.feed.clone());
+            let bus = ShmBus::new(&name).context("opening the shared-memory bus")?;
+            let mut out = BusOutput::new(&bus).context("opening the record publishers")?;
+            let finals = run_all(&a, &channels, &mut out)?;
+            report(
+                &feed,
+                &finals,
+                a.report_json.as_ref(),
+                Some((out.published, out.errors)),
+            )?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_all<O: Output>(
+    a: &HandleArgs,
+    channels: &[ChannelSetup],
+    out: &mut O,
+) -> Result<Vec<(String, Channel)>> {
+    if a.captures {
+        run_captures(channels, out, !a.quiet)
+    } else {
+        run_live(channels, out, a.idle_exit_ms, !a.quiet)
+    }
+}
+
+/// Every channel over its captures, lines interleaved by time.
+pub fn run_captures<O: Output>(
+    channels: &[ChannelSetup],
+    out: &mut O,
+    status: bool,
+) -> Result<Vec<(String, Channel)>> {
+    let mut finals = Vec::new();
+    for c in channels {
+        let lines = c.captures()?;
+        let mut ch = c.channel();
+        let mut now = 0;
+        for (l, i) in merge(&lines) {
+            now = lines[l].packets[i].ts_ns;
+            ch.on_packet(lines[l].line, lines[l].packet(i), now, out);
+        }
+        ch.finish(now.saturating_add(1_000_000_000), out);
+        if status {
+            eprintln!("{}", status_line(&c.config.name, &ch, 0.0));
+        }
+        finals.push((c.config.name.clone(), ch));
+    }
+    Ok(finals)
+}
+
+/// Every channel on its multicast lines until idle (or forever).
+pub fn run_live<O: Output>(
+    channels: &[ChannelSetup],
+    out: &mut O,
+    idle_exit_ms: u64,
+    status: bool,
+) -> Result<Vec<(String, Channel)>> {
+    let mut live: Vec<LiveChannel> = channels
+        .iter()
+        .map(|c| LiveChannel::open(c).with_context(|| format!("channel {}", c.config.name)))
+        .collect::<Result<_>>()?;
+    println!("ready");
+    std::io::stdout().flush().ok();
+    let start = Instant::now();
+    let mut last_packet: Option<Instant> = None;
+    let mut next_status = start + Duration::from_secs(1);
+    let mut last_msgs = 0u64;
+    loop {
+        let now_ns = start.elapsed().as_nanos() as u64;
+        let mut n = 0;
+        for l in &mut live {
+            n += l.poll(now_ns, out)?;
+        }
+        let now = Instant::now();
+        if n > 0 {
+            last_packet = Some(now);
+        } else {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        if status && now >= next_status {
+            let msgs: u64 = live.iter().map(|l| l.channel.stats().messages).sum();
+            for (c, l) in channels.iter().zip(&live) {
+                eprintln!(
+                    "{}",
+                    status_line(&c.config.name, &l.channel, (msgs - last_msgs) as f64)
+                );
+            }
+            last_msgs = msgs;
+            next_status += Duration::from_secs(1);
+        }
+        if idle_exit_ms > 0
+            && last_packet.is_some_and(|t| now - t > Duration::from_millis(idle_exit_ms))
+        {
+            break;
+        }
+    }
+    let end_ns = start.elapsed().as_nanos() as u64 + 1_000_000_000;
+    Ok(channels
+        .iter()
+        .zip(live)
+        .map(|(c, mut l)| {
+            l.channel.finish(end_ns, out);
+            (c.config.name.clone(), l.channel)
+        })
+        .collect())
+}
+
+/// One line of status: rates, gaps, recoveries, stale books.
+pub fn status_line(name: &str, ch: &Channel, msgs_per_s: f64) -> String {
+    let s = ch.stats();
+    let (known, waiting) = ch.instrument_counts();
+    format!(
+        "{name}: {:.0} msg/s | packets A {} B {} snapshot {} | rejected {} | gaps {} filled {} timed out {} | stale {}/{} books, recoveries {} | snapshot line {}",
+        msgs_per_s,
+        s.packets[0],
+        s.packets[1],
+        s.snapshot_packets,
+        s.rejected.iter().sum::<u64>(),
+        s.gaps_opened,
+        s.gaps_filled,
+        s.gaps_timed_out,
+        waiting,
+        known,
+        s.recoveries,
+        if ch.wants_snapshots() { "joined" } else { "left" },
+    )
+}
+
+/// Prints and writes every counter; `bus`: records published and refused.
+fn report(
+    feed: &FeedConfig,
+    finals: &[(String, Channel)],
+    json: Option<&PathBuf>,
+    bus: Option<(u64, u64)>,
+) -> Result<()> {
+    let mut doc = serde_json::Map::new();
+    if let Some((published, errors)) = bus {
+        eprintln!(
+            "{}: {published} records published, {errors} refused by the bus",
+            feed.feed
+        );
+        doc.insert("bus_published".into(), published.into());
+        doc.insert("bus_errors".into(), errors.into());
+    }
+    for (name, ch) in finals {
+        let s = ch.stats();
+        let mut obj = serde_json::Map::new();
+        let mut line = String::new();
+        for (k, v) in s.fields() {
+            line.push_str(&format!(" {k}={v}"));
+            obj.insert(k, v.into());
+        }
+        let (known, waiting) = ch.instrument_counts();
+        obj.insert("instruments".into(), (known as u64).into());
+        obj.insert("not_live".into(), (waiting as u64).into());
+        let periods: Vec<serde_json::Value> = ch
+            .stale_periods()
+            .iter()
+            .map(|p| {
+                serde_json::json!({"security": p.security, "from_ns": p.from_ns,
+                    "to_ns": p.to_ns, "messages": p.messages})
+            })
+            .collect();
+        obj.insert("stale_period_list".into(), periods.into());
+        eprintln!(
+            "{}/{name}: instruments={known} not_live={waiting}{line}",
+            feed.feed
+        );
+        doc.insert(name.clone(), obj.into());
+    }
+    if let Some(path) = json {
+        let mut f =
+            std::fs::File::create(path).with_context(|| format!("writing {}", path.display()))?;
+        writeln!(f, "{}", serde_json::Value::Object(doc))?;
+    }
+    Ok(())
+}
+
+fn bench(channels: &[ChannelSetup], passes: usize) -> Result<ExitCode> {
+    for c in channels {
+        let lines = c.captures()?;
+        // Line A alone, then with line B (whose copies are arbitrated away).
+        let a_only: Vec<_> = lines
+            .iter()
+            .filter(|l| l.line != fastfeed_handler::LineId::B)
+            .cloned()
+            .collect();
+        let mut runs = vec![("line A", a_only)];
+        if lines.iter().any(|l| l.line == fastfeed_handler::LineId::B) {
+            runs.push(("lines A+B", lines));
+        }
+        for (what, lines) in runs {
+            let r = fastfeed_handler::bench::bench(
+                &c.templates,
+                &c.profile,
+                &c.settings,
+                &lines,
+                passes,
+            );
+            if r.messages == 0 {
+                bail!("channel {}: no messages to time", c.config.name);
+            }
+            let (decode, whole) = r.ns_per_message();
+            let (by_median, by_min) = r.ratios();
+            println!(
+                "channel {} {what}: {} packets, {} messages, {} book changes per pass, {} passes",
+                c.config.name,
+                r.packets,
+                r.messages,
+                r.books,
+                r.decode_s.len()
+            );
+            println!("  decode only  {decode:>8.1} ns/msg (median, thread CPU time)");
+            println!("  whole path   {whole:>8.1} ns/msg (median, thread CPU time)");
+            println!("  whole/decode {by_median:>8.2}x (medians), {by_min:.2}x (minima)");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

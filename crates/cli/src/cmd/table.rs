@@ -1,0 +1,211 @@
+//! `fastfeed decode --format parquet|arrow`: FAST to table files through fastfeed-arrow,
+//! streamed in record batches, with a progress bar on a terminal.
+
+use std::fs::File;
+use std::io::{BufReader, IsTerminal};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use clap::{Args, ValueEnum};
+use fastfeed_arrow::{
+    with_scale_retry, write_table, write_tables, BatchReader, FileFormat, OnError, TableBuilder,
+    TableOptions, TableSet, Written,
+};
+use fastfeed_codec::{DecodeOptions, Decoder, Templates};
+use fastfeed_packet::{PacketOptions, StreamDecoder};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::FramingArgs;
+
+/// What `decode` writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Format {
+    /// JSON Lines on standard output.
+    Json,
+    /// Parquet files (snappy).
+    Parquet,
+    /// Arrow IPC files.
+    Arrow,
+}
+
+/// How messages become table rows (`--format parquet|arrow`).
+#[derive(Args, Debug)]
+pub struct TableArgs {
+    /// A row per entry of this sequence (MDEntries, say), with the message's fields repeated
+    /// on each; without it a row per message, sequences as lists.
+    #[arg(long)]
+    pub entries: Option<String>,
+    /// Rows per record batch (and per Parquet write).
+    #[arg(long, default_value_t = fastfeed_arrow::DEFAULT_BATCH_ROWS)]
+    pub batch_rows: usize,
+    /// The scale of every decimal column; by default learned from the data, exactly.
+    #[arg(long)]
+    pub decimal_scale: Option<i8>,
+    /// No progress bar.
+    #[arg(short = 'q', long)]
+    pub quiet: bool,
+}
+
+/// Decodes `input` into one table file (`template` given) or a directory of one file per
+/// template.
+pub fn run(
+    format: Format,
+    framing: &FramingArgs,
+    strict: bool,
+    input: &Path,
+    output: Option<&Path>,
+    template: Option<&str>,
+    a: &TableArgs,
+) -> Result<ExitCode> {
+    let format = match format {
+        Format::Parquet => FileFormat::Parquet,
+        Format::Arrow => FileFormat::Arrow,
+        Format::Json => unreachable!("JSON is decode's own"),
+    };
+    let Some(output) = output else {
+        bail!(
+            "--format {} writes files: give -o FILE (with --template) or -o DIR",
+            format.extension()
+        );
+    };
+    if input.as_os_str() == "-" {
+        bail!(
+            "--format {} reads a file, not standard input",
+            format.extension()
+        );
+    }
+    if matches!(framing.framing, crate::InputFraming::Pcap) {
+        bail!(
+            "--format {} does not read pcap captures yet",
+            format.extension()
+        );
+    }
+    let templates = crate::input::templates(&framing.templates, !framing.no_scp)?;
+    let size = std::fs::metadata(input)
+        .with_context(|| format!("reading {}", input.display()))?
+        .len();
+    let bar = progress(size, a.quiet);
+    let opts = TableOptions {
+        entries: a.entries.clone(),
+        decimal_scale: a.decimal_scale,
+        ..Default::default()
+    };
+    let open = || -> Result<StreamDecoder<BufReader<File>>> {
+        let file = File::open(input).with_context(|| format!("reading {}", input.display()))?;
+        let decoder = Decoder::with_options(
+            templates.clone(),
+            DecodeOptions {
+                strict,
+                ..Default::default()
+            },
+        );
+        let opts = PacketOptions {
+            skip_header: framing.skip_header,
+            reset_each_packet: framing.reset_each_packet,
+        };
+        Ok(StreamDecoder::new(
+            BufReader::with_capacity(1 << 20, file),
+            framing.framing.framing(),
+            decoder,
+            opts,
+        ))
+    };
+    let show = |pos: usize| {
+        if let Some(b) = &bar {
+            b.set_position(pos as u64);
+        }
+    };
+    let mut failure = None;
+    let written = with_scale_retry(&opts, |opts| {
+        let stream = open().map_err(|e| {
+            failure = Some(e);
+            fastfeed_arrow::TableError::Schema("input".into())
+        })?;
+        match template {
+            Some(name) => {
+                let t = table_builder(&templates, name, opts, a.batch_rows)?;
+                let reader = BatchReader::new(stream, t, OnError::Skip)?;
+                write_table(reader, name, output, format, show)
+            }
+            None => {
+                let set = TableSet::new(&templates, opts, a.batch_rows)?;
+                write_tables(stream, set, output, format, OnError::Skip, show)
+            }
+        }
+    });
+    if let Some(b) = &bar {
+        b.finish_and_clear();
+    }
+    if let Some(e) = failure {
+        return Err(e);
+    }
+    report(&written?)
+}
+
+/// `--template` picks a table; JSON output filters with `--only`.
+pub fn json_takes_no_template(template: Option<&str>) -> Result<()> {
+    if template.is_some() {
+        bail!("--template goes with --format parquet or arrow (JSON filters with --only)");
+    }
+    Ok(())
+}
+
+fn table_builder(
+    templates: &Arc<Templates>,
+    name: &str,
+    opts: &TableOptions,
+    batch_rows: usize,
+) -> Result<TableBuilder, fastfeed_arrow::TableError> {
+    let t = templates
+        .by_name(name)
+        .ok_or_else(|| fastfeed_arrow::TableError::NoTemplate(name.to_owned()))?;
+    Ok(TableBuilder::new(t, opts)?.batch_rows(batch_rows))
+}
+
+/// A byte-count bar on standard error, only when it is a terminal.
+fn progress(total: u64, quiet: bool) -> Option<ProgressBar> {
+    if quiet || !std::io::stderr().is_terminal() {
+        return None;
+    }
+    let bar = ProgressBar::new(total);
+    bar.set_style(
+        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}")
+            .expect("a valid template"),
+    );
+    Some(bar)
+}
+
+fn report(w: &Written) -> Result<ExitCode> {
+    for f in &w.files {
+        eprintln!(
+            "{}: {} rows from {} {} messages",
+            f.path.display(),
+            f.rows,
+            f.messages,
+            f.template
+        );
+    }
+    for n in &w.not_written {
+        eprintln!("not written: {n}");
+    }
+    for e in &w.skipped.first {
+        eprintln!("error: {e}");
+    }
+    if w.skipped.count > w.skipped.first.len() as u64 {
+        eprintln!(
+            "... and {} more errors",
+            w.skipped.count - w.skipped.first.len() as u64
+        );
+    }
+    eprintln!(
+        "decoded {} packets, {} bytes, {} errors",
+        w.packets, w.bytes, w.skipped.count
+    );
+    Ok(if w.skipped.count == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

@@ -1,0 +1,260 @@
+//! The feed handler as processes, on the real MOEX capture: `replay` sends the three lines
+//! to multicast groups with faults, `handle` receives them, recovers, and reports; `book
+//! --json` writes books that are checked here against the snapshot channel as `decode`
+//! prints it (an independent path: no handler code on that side).
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use common::*;
+
+fn corpus(file: &str) -> PathBuf {
+    PathBuf::from(format!(
+        "{}/../../../shared/corpus/moex-forts-2013/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    ))
+}
+
+/// A MOEX configuration on this process's own groups.
+fn config(dir: &Path) -> PathBuf {
+    let line = |tag: u16, file: &str| {
+        format!(
+            "{{ group = \"{}\", capture = \"{}\", format = \"raw\" }}",
+            unique_group(tag),
+            corpus(file).display()
+        )
+    };
+    let text = format!(
+        "feed = \"moex{pid}\"\nprofile = \"moex-forts\"\ntemplates = \"{t}\"\n\n[[channel]]\nname = \"FUT-BOOK-5\"\ngap_timeout_ms = 20\na = {a}\nb = {b}\nsnapshot = {s}\n",
+        pid = std::process::id(),
+        t = corpus("templates.xml").display(),
+        a = line(1, "increment_a.dat"),
+        b = line(2, "increment_b.dat"),
+        s = line(3, "snapshot.dat"),
+    );
+    let path = dir.join("moex.toml");
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// The snapshot channel through `fastfeed decode`: (security, RptSeq) -> [bids, offers] as
+/// [price, size] by level.
+/// Bids and offers as (price digits, size), best first.
+type Sides = [Vec<(String, i64)>; 2];
+
+fn snapshots() -> HashMap<(u64, u64), Sides> {
+    let out = fastfeed()
+        .args(["decode", "-t"])
+        .arg(corpus("templates.xml"))
+        .arg(corpus("snapshot.dat"))
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let mut m = HashMap::new();
+    for line in String::from_utf8(out.stdout).unwrap().lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        if v["templateId"] != 75 {
+            continue;
+        }
+        let mut sides: [Vec<(u64, String, i64)>; 2] = Default::default();
+        for e in v["MDEntries"].as_array().unwrap() {
+            let side = match e["MDEntryType"].as_str().unwrap() {
+                "0" => 0,
+                "1" => 1,
+                _ => continue,
+            };
+            sides[side].push((
+                e["MDPriceLevel"].as_u64().unwrap(),
+                norm(&e["MDEntryPx"].to_string()),
+                e["MDEntrySize"].as_i64().unwrap(),
+            ));
+        }
+        let sides = sides.map(|mut s| {
+            s.sort();
+            s.into_iter().map(|(_, p, z)| (p, z)).collect()
+        });
+        m.insert((num(&v, "SecurityID"), num(&v, "RptSeq")), sides);
+    }
+    m
+}
+
+/// A JSON number's value as plain digits: 13331e+1 and 133310 are one price.
+fn norm(s: &str) -> String {
+    let d = s.replace("e+", "e");
+    match d.split_once('e') {
+        Some((m, e)) => {
+            let e: usize = e.parse().unwrap();
+            format!("{m}{}", "0".repeat(e))
+        }
+        None => d,
+    }
+}
+
+#[test]
+fn book_json_equals_the_snapshots_decode_prints() {
+    let dir = scratch("feed-book");
+    let cfg = config(&dir);
+    let reference = snapshots();
+    let mut matched = 0;
+    for security in ["49630790", "49634118", "49664582", "49613382"] {
+        let out = fastfeed()
+            .args(["book", "--captures", "--json", "--security", security])
+            .arg(&cfg)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in String::from_utf8(out.stdout).unwrap().lines() {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            if v["fromSnapshot"] == true || v["state"] != "live" {
+                continue;
+            }
+            let key = (num(&v, "security"), num(&v, "rptSeq"));
+            let Some(want) = reference.get(&key) else {
+                continue;
+            };
+            for (side, name) in [(0, "bids"), (1, "offers")] {
+                let got: Vec<(String, i64)> = v[name]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|l| (norm(&l[0].to_string()), l[1].as_i64().unwrap()))
+                    .collect();
+                assert_eq!(got, want[side], "{name} of {key:?}");
+            }
+            matched += 1;
+        }
+    }
+    // The config.xml instruments' share of the 2,839 points of the whole channel.
+    assert!(matched > 2_000, "{matched}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn replay_and_handle_recover_losses_on_both_lines() {
+    if !fastfeed_net::loopback_multicast_works() {
+        eprintln!("skipped: {}", fastfeed_net::LOOPBACK_HINT);
+        return;
+    }
+    let dir = scratch("feed-live");
+    let cfg = config(&dir);
+    let report = dir.join("handle.json");
+    let mut handle = Proc::spawn(
+        "handle",
+        &strings(&[
+            "handle",
+            &path_arg(&cfg),
+            "--idle-exit-ms",
+            "1500",
+            "-q",
+            "--report-json",
+            &path_arg(&report),
+        ]),
+    );
+    handle.wait_ready();
+    // The same 1% lost on both lines: those packets are gone, and their instruments must
+    // recover from the snapshot line.
+    let replay = fastfeed()
+        .args([
+            "replay",
+            "--rate",
+            "20000",
+            "--drop",
+            "0.01",
+            "--same-faults",
+            "-q",
+        ])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let ended = wait_all(std::slice::from_mut(&mut handle), Duration::from_secs(60));
+    assert!(ended[0].success);
+    let r = &read_json(&report)["FUT-BOOK-5"];
+    let stderr = String::from_utf8_lossy(&replay.stderr);
+    let dropped: u64 = stderr
+        .lines()
+        .filter(|l| l.contains(" line a ") || l.contains(" line b "))
+        .map(|l| {
+            l.split("dropped ")
+                .nth(1)
+                .unwrap()
+                .split(',')
+                .next()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        })
+        .sum();
+    assert!(dropped > 100, "{stderr}");
+    assert_eq!(
+        num(r, "packets_a") + num(r, "packets_b") + dropped,
+        8_101 + 8_088
+    );
+    assert_eq!(num(r, "rejected_a") + num(r, "rejected_b"), 0);
+    assert_eq!(
+        (num(r, "book_errors"), num(r, "snapshot_mismatches")),
+        (0, 0)
+    );
+    assert!(num(r, "gaps_timed_out") > 0);
+    assert!(num(r, "went_stale") > 0, "{r}");
+    assert!(num(r, "recoveries") > 0, "{r}");
+    assert_eq!(num(r, "stale_periods"), num(r, "recoveries"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn decode_reads_a_pcap() {
+    let dir = scratch("feed-pcap");
+    let pcap = dir.join("cme.pcap");
+    let out = fastfeed()
+        .args(["generate", "cme", "-n", "300", "-o"])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let out = fastfeed()
+        .args(["decode", "-t"])
+        .arg(format!(
+            "{}/../sim/templates/cme.xml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .args([
+            "--framing",
+            "pcap",
+            "--udp",
+            "239.255.90.1:14310",
+            "--skip-header",
+            "5",
+            "--reset-each-packet",
+        ])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 300);
+    assert!(lines
+        .iter()
+        .enumerate()
+        .all(|(i, m)| m["MsgSeqNum"] == i as u64 + 1));
+    std::fs::remove_dir_all(&dir).ok();
+}
