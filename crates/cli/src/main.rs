@@ -8,6 +8,7 @@ use fastfeed_packet::Framing;
 
 mod cmd;
 mod input;
+mod signals;
 mod tally;
 
 #[derive(Parser)]

@@ -6,17 +6,17 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use fastfeed_bus::Bus;
 use fastfeed_bus_shm::ShmBus;
 use fastfeed_net::McastReceiver;
 use fastfeed_packet::len32le_packets;
-use fastfeed_publish::{DecodingPublisher, PublisherOptions};
+use fastfeed_publish::{DecodingPublisher, PublisherOptions, HEARTBEAT};
 
 use super::bus::BusKind;
 use super::generate::DataSet;
-use crate::input;
+use crate::{input, signals};
 
 #[derive(Args, Clone)]
 pub struct PublishArgs {
@@ -83,6 +83,16 @@ fn first_seq(s: &str) -> Result<FirstSeq, String> {
 }
 
 pub fn run(a: PublishArgs) -> Result<ExitCode> {
+    for (flag, path) in [
+        ("--report-json", &a.report_json),
+        ("--histogram", &a.histogram),
+        ("--plot", &a.plot),
+    ] {
+        if let Some(p) = path {
+            input::writable(p, flag)?;
+        }
+    }
+    signals::install();
     match a.bus {
         BusKind::Shm => run_on(
             &ShmBus::new(&a.feed).context("opening the shared-memory bus")?,
@@ -103,9 +113,23 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
         ..PublisherOptions::default()
     };
     let mut p = DecodingPublisher::new(bus, templates, opts)?;
+    // Two publishers on one feed would mix their records at every subscriber.
+    if let Some(id) = p.wait_alone(HEARTBEAT * 2)? {
+        bail!(
+            "another publisher (id {id}) is already on feed {:?}: subscribers would get both \
+             publishers' records mixed; stop it, or give this one another --feed",
+            a.feed
+        );
+    }
     if a.wait_subscribers > 0 {
-        let n = p.wait_for_subscribers(a.wait_subscribers, Duration::from_secs(30))?;
-        eprintln!("{n} subscriber(s) ready");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while p.subscribers()? < a.wait_subscribers
+            && Instant::now() < deadline
+            && !signals::stopped()
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        eprintln!("{} subscriber(s) ready", p.subscribers()?);
     }
     match &a.file {
         Some(f) => {
@@ -113,14 +137,27 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
             announce_ready()?;
             // The whole file, even past the Done message, as lingering on the network would.
             for packet in len32le_packets(&data) {
-                p.on_packet(packet?.bytes)?;
+                if signals::stopped() {
+                    break;
+                }
+                p.on_packet(
+                    packet
+                        .with_context(|| format!("reading {}", f.display()))?
+                        .bytes,
+                )?;
             }
         }
         None => receive(&mut p, a)?,
     }
     let elapsed = p.elapsed();
-    p.finish(Duration::from_secs(5))?;
+    let interrupted = signals::stopped();
+    if !interrupted {
+        p.finish(Duration::from_secs(5))?;
+    }
     print!("{}", report(&p, elapsed));
+    if interrupted {
+        println!("interrupted: a partial report (no Done sent)");
+    }
     if let Some(path) = &a.report_json {
         super::report::write(path, &super::report::publisher(&p, elapsed))?;
     }
@@ -139,7 +176,9 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
         fastfeed_stats::plot_png(&stages, png, "fastfeed publisher: latency by percentile")
             .map_err(|e| anyhow::anyhow!("plotting {}: {e}", png.display()))?;
     }
-    Ok(if p.counters.done {
+    Ok(if interrupted {
+        signals::exit_code()
+    } else if p.counters.done {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -158,6 +197,9 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<()> 
     let mut buf = vec![0u8; 65536];
     let mut last = Instant::now();
     loop {
+        if signals::stopped() {
+            return Ok(());
+        }
         match rx.recv(&mut buf) {
             Ok(n) => {
                 last = Instant::now();
@@ -189,6 +231,8 @@ fn announce_ready() -> Result<()> {
 
 /// Rejected packets named in the text report (the JSON report has more).
 const ERRORS_SHOWN: usize = 20;
+/// Missing packet ranges named in the text report (the JSON report has them all).
+const RANGES_SHOWN: usize = 10;
 
 fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> String {
     let c = &p.counters;
@@ -212,8 +256,16 @@ fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> String {
         "packet sequence: gaps {} ({} packets, {} late, {} still missing), duplicates {}, stale {}",
         s.gaps, s.gap_packets, s.late, s.missing, s.duplicates, s.stale
     );
-    for (a, b) in p.missing_ranges().iter().take(10) {
+    let ranges = p.missing_ranges();
+    for (a, b) in ranges.iter().take(RANGES_SHOWN) {
         let _ = writeln!(out, "  missing packets {a}..={b}");
+    }
+    if ranges.len() > RANGES_SHOWN {
+        let _ = writeln!(
+            out,
+            "  and {} more missing ranges (--report-json lists them all)",
+            ranges.len() - RANGES_SHOWN
+        );
     }
     for e in c.errors.iter().take(ERRORS_SHOWN) {
         let _ = writeln!(out, "  rejected: {e}");
@@ -249,6 +301,18 @@ fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> String {
         secs * 1e3,
         rate
     );
+    let _ = writeln!(
+        out,
+        "subscribers: {} said hello, {} said bye, {} went silent without a bye",
+        c.subscribers_seen, c.subscribers_left, c.subscribers_silent
+    );
+    if c.other_publishers > 0 {
+        let _ = writeln!(
+            out,
+            "other publishers on this feed: {} (their echoes: {}, not timed here)",
+            c.other_publishers, c.echoes_other
+        );
+    }
     let _ = writeln!(out, "times in microseconds:");
     let mut stages = vec![&p.decode];
     if c.records > 0 {

@@ -10,8 +10,10 @@ use clap::Args;
 use fastfeed_bus::{Bus, Securities, SubscriberQos};
 use fastfeed_bus_shm::{ShmBus, ShmConfig, WaitMode};
 use fastfeed_publish::RecordSubscriber;
+use fastfeed_records::Record;
 
 use super::bus::BusKind;
+use crate::{input, signals};
 
 #[derive(Args, Clone)]
 pub struct SubscribeArgs {
@@ -64,6 +66,12 @@ fn securities(s: &str) -> Result<Securities> {
 }
 
 pub fn run(a: SubscribeArgs) -> Result<ExitCode> {
+    for (flag, path) in [("--dump", &a.dump), ("--report-json", &a.report_json)] {
+        if let Some(p) = path {
+            input::writable(p, flag)?;
+        }
+    }
+    signals::install();
     match a.bus {
         BusKind::Shm => {
             let mut config = ShmConfig::default();
@@ -80,9 +88,16 @@ pub fn run(a: SubscribeArgs) -> Result<ExitCode> {
 fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
     let qos = SubscriberQos::default();
     let mut sub = RecordSubscriber::new(bus, &securities(&a.securities)?, &qos, !a.no_echo)?;
-    // Dumped records are kept and written at the end: formatting them in the receive loop
-    // would make this subscriber the slow one it is meant to observe.
-    let mut kept = Vec::new();
+    sub.stop_on(&signals::STOP);
+    // Written by a thread of its own as they come: formatting in the receive loop would make
+    // this subscriber the slow one it is meant to observe, and keeping them all to write at
+    // the end would hold every record in memory.
+    let dump = match &a.dump {
+        Some(p) => Some(dump_writer(
+            std::fs::File::create(p).with_context(|| format!("--dump {}", p.display()))?,
+        )),
+        None => None,
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut io_err = None;
@@ -91,8 +106,9 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         if let Some(pause) = stall.take() {
             std::thread::sleep(pause);
         }
-        if a.dump.is_some() {
-            kept.push(*r);
+        if let Some((tx, _)) = &dump {
+            // A send fails only once the writer stopped on an error, which join reports.
+            let _ = tx.send(*r);
         }
         if a.print {
             if let Err(e) = writeln!(out, "{r:?}") {
@@ -100,17 +116,13 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
             }
         }
     })?;
-    if let Some(e) = io_err {
-        return Err(e.into());
+    if let (Some((tx, writer)), Some(p)) = (dump, &a.dump) {
+        drop(tx);
+        let written = writer.join().expect("the dump writer does not panic");
+        written.with_context(|| format!("writing {}", p.display()))?;
     }
-    if let Some(p) = &a.dump {
-        let mut d = BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
-        );
-        for r in &kept {
-            writeln!(d, "{r:?}")?;
-        }
-        d.flush()?;
+    if let Some(e) = io_err {
+        return Err(e).context("writing the records to standard output");
     }
     if let Some(path) = &a.report_json {
         super::report::write(path, &super::report::subscriber(&report))?;
@@ -131,15 +143,51 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         report.echoed,
         if report.complete {
             "seen, all records accounted for"
+        } else if report.publishers.len() > 1 {
+            "seen, but records of several publishers mixed"
         } else if report.done_seen {
             "seen, records missing"
         } else {
             "NOT seen"
         }
     )?;
-    Ok(if report.complete {
+    if report.publishers.len() > 1 {
+        let ids: Vec<String> = report.publishers.iter().map(u32::to_string).collect();
+        writeln!(
+            out,
+            "  {} publishers on feed {:?} (ids {}): their records cannot be told apart or \
+             accounted for; run one publisher per feed",
+            ids.len(),
+            a.feed,
+            ids.join(", ")
+        )?;
+    }
+    if report.interrupted {
+        writeln!(out, "interrupted: a partial report")?;
+    }
+    Ok(if report.interrupted {
+        signals::exit_code()
+    } else if report.complete {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+type DumpWriter = (
+    std::sync::mpsc::Sender<Record>,
+    std::thread::JoinHandle<std::io::Result<()>>,
+);
+
+/// A thread writing the records sent to it, one a line, until the sender is dropped.
+fn dump_writer(file: std::fs::File) -> DumpWriter {
+    let (tx, rx) = std::sync::mpsc::channel::<Record>();
+    let writer = std::thread::spawn(move || {
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        for r in rx {
+            writeln!(out, "{r:?}")?;
+        }
+        out.flush()
+    });
+    (tx, writer)
 }
