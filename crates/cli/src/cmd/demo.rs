@@ -6,13 +6,16 @@ use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 
 use super::bus::BusKind;
 use super::generate::{DataSet, GenerateArgs};
 use super::multicast::FaultArgs;
+use crate::{input, signals};
 
 #[derive(Args, Clone)]
 pub struct DemoArgs {
@@ -50,11 +53,15 @@ pub struct DemoArgs {
 }
 
 fn spawn(args: &[String], stdout: Stdio) -> Result<Child> {
+    use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().context("locating the fastfeed executable")?;
     Command::new(exe)
         .args(args)
         .stdout(stdout)
         .stderr(Stdio::inherit())
+        // A process group of its own: Ctrl-C reaches the demo alone, which passes it on
+        // once, so each child stops with its partial report.
+        .process_group(0)
         .spawn()
         .with_context(|| format!("starting fastfeed {}", args.join(" ")))
 }
@@ -63,17 +70,124 @@ fn strings(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()
 }
 
+/// A child of the demo, with its standard output read by a thread (so a child never blocks
+/// on a full pipe, and the demo never blocks on a child).
+struct Running {
+    name: &'static str,
+    child: Child,
+    status: Option<std::process::ExitStatus>,
+    output: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Running {
+    fn new(name: &'static str, mut child: Child, lines: Option<Sender<String>>) -> Running {
+        let output = child.stdout.take().map(|out| {
+            std::thread::spawn(move || {
+                let mut out = BufReader::new(out);
+                let mut first = String::new();
+                if let Some(tx) = lines {
+                    let _ = out.read_line(&mut first);
+                    let _ = tx.send(first.trim().to_string());
+                    first.clear();
+                }
+                let _ = out.read_to_string(&mut first);
+                first
+            })
+        });
+        Running {
+            name,
+            child,
+            status: None,
+            output,
+        }
+    }
+
+    /// Whether it ended (noting its status).
+    fn ended(&mut self) -> Result<bool> {
+        if self.status.is_none() {
+            self.status = self.child.try_wait()?;
+        }
+        Ok(self.status.is_some())
+    }
+
+    fn failed(&self) -> bool {
+        self.status.is_some_and(|s| !s.success())
+    }
+
+    /// Ended unable to run (exit 2 or more, or a signal), not merely with records missing
+    /// (exit 1): the rest of the demo cannot go on.
+    fn broke(&self) -> bool {
+        self.status.is_some_and(|s| s.code().is_none_or(|c| c >= 2))
+    }
+
+    /// Asks it to stop (as Ctrl-C), waits up to `grace`, then kills it.
+    fn stop(&mut self, grace: Duration) -> Result<()> {
+        if self.ended()? {
+            return Ok(());
+        }
+        signals::interrupt(&self.child);
+        let deadline = Instant::now() + grace;
+        while !self.ended()? && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if !self.ended()? {
+            eprintln!("fastfeed demo: the {} did not stop: killed", self.name);
+            let _ = self.child.kill();
+            self.status = Some(self.child.wait()?);
+        }
+        Ok(())
+    }
+
+    fn output(&mut self) -> String {
+        self.output
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default()
+    }
+}
+
+/// Removes the demo's own temporary folder when the demo ends, however it ends.
+struct TempDir(Option<PathBuf>);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if let Some(d) = &self.0 {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
 pub fn run(a: DemoArgs) -> Result<ExitCode> {
     if !fastfeed_net::loopback_multicast_works() {
         eprintln!("fastfeed demo: {}", fastfeed_net::LOOPBACK_HINT);
         eprintln!("(or run the publisher from the file: fastfeed publish -f FILE)");
         return Ok(ExitCode::from(3));
     }
-    let dir = match &a.dir {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("fastfeed-demo-{}", std::process::id())),
+    // Every output path checked now, not after the run.
+    for (flag, path) in [
+        ("--dump", &a.dump),
+        ("--plot", &a.plot),
+        ("--histogram", &a.histogram),
+    ] {
+        if let Some(p) = path {
+            input::writable(p, flag)?;
+        }
+    }
+    if let Some(d) = &a.report_json {
+        make_dir(d, "--report-json")?;
+    }
+    let (dir, _cleanup) = match &a.dir {
+        Some(d) => {
+            make_dir(d, "--dir")?;
+            (d.clone(), TempDir(None))
+        }
+        None => {
+            let d = std::env::temp_dir().join(format!("fastfeed-demo-{}", std::process::id()));
+            std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+            (d.clone(), TempDir(Some(d)))
+        }
     };
-    std::fs::create_dir_all(&dir)?;
+    signals::install();
     let data_name = format!("{:?}", a.data).to_lowercase();
     let file = dir.join(format!("{data_name}{}.dat", a.count));
     let gen = GenerateArgs {
@@ -91,9 +205,6 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     let feed = format!("demo{}", std::process::id());
     let group = a.group.to_string();
     let bus = a.bus.name();
-    if let Some(d) = &a.report_json {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
-    }
     let json_in = |name: &str| a.report_json.as_ref().map(|d| d.join(name));
     let mut sub_args = strings(&[
         "subscribe",
@@ -114,7 +225,6 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
             sub_args.extend([flag.to_string(), p.display().to_string()]);
         }
     }
-    let mut subscriber = spawn(&sub_args, Stdio::piped())?;
     let mut pub_args = strings(&[
         "publish",
         &data_name,
@@ -139,16 +249,6 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
             pub_args.extend([flag.to_string(), p.display().to_string()]);
         }
     }
-    let mut publisher = spawn(&pub_args, Stdio::piped())?;
-    // The publisher prints "ready" once it has joined the group and the subscriber is there.
-    let mut pub_out = BufReader::new(publisher.stdout.take().expect("piped"));
-    let mut line = String::new();
-    pub_out.read_line(&mut line)?;
-    if line.trim() != "ready" {
-        let _ = subscriber.kill();
-        bail!("the publisher did not start (said {line:?})");
-    }
-    eprintln!("multicasting {} to {group}", file.display());
     let mut cast_args = strings(&[
         "multicast",
         "-f",
@@ -160,30 +260,95 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         "-q",
     ]);
     cast_args.extend(a.faults.to_args());
-    let mut caster = spawn(&cast_args, Stdio::inherit())?;
-    let cast_ok = caster.wait()?.success();
-    let mut report = String::new();
-    pub_out.read_to_string(&mut report)?;
-    let pub_ok = publisher.wait()?.success();
-    let mut sub_report = String::new();
-    subscriber
-        .stdout
-        .take()
-        .expect("piped")
-        .read_to_string(&mut sub_report)?;
-    let sub_ok = subscriber.wait()?.success();
+
+    let mut subscriber = Running::new("subscriber", spawn(&sub_args, Stdio::piped())?, None);
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let publisher = match spawn(&pub_args, Stdio::piped()) {
+        Ok(c) => Running::new("publisher", c, Some(ready_tx)),
+        Err(e) => {
+            subscriber.stop(STOP_GRACE)?;
+            return Err(e);
+        }
+    };
+    let mut children = vec![subscriber, publisher];
+    // Until every child ended; a child that fails, or a signal, ends the demo at once.
+    let mut failure = None;
+    loop {
+        if signals::stopped() {
+            break;
+        }
+        // The publisher prints "ready" once it has joined the group and the subscriber is
+        // there: only then is the multicaster started.
+        if let Ok(line) = ready_rx.try_recv() {
+            if line == "ready" {
+                eprintln!("multicasting {} to {group}", file.display());
+                match spawn(&cast_args, Stdio::inherit()) {
+                    Ok(c) => children.push(Running::new("multicaster", c, None)),
+                    Err(e) => {
+                        failure = Some(format!("{e:#}"));
+                        break;
+                    }
+                }
+            } else {
+                failure = Some(format!("the publisher did not start (said {line})"));
+                break;
+            }
+        }
+        let mut all_ended = true;
+        for c in &mut children {
+            all_ended &= c.ended()?;
+        }
+        if let Some(c) = children.iter().find(|c| c.broke()) {
+            failure = Some(format!(
+                "the {} failed ({})",
+                c.name,
+                c.status.expect("ended")
+            ));
+            break;
+        }
+        if all_ended {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for c in &mut children {
+        c.stop(STOP_GRACE)?;
+    }
+    let sub_report = children[0].output();
+    let report = children[1].output();
     println!(
         "== fastfeed demo {data_name}: {} messages, publisher report",
         a.count
     );
     print!("{report}");
     print!("{sub_report}");
-    if a.dir.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
+    if signals::stopped() {
+        println!("interrupted: partial reports");
+        return Ok(signals::exit_code());
     }
-    Ok(if cast_ok && pub_ok && sub_ok {
+    if let Some(why) = failure {
+        eprintln!("fastfeed demo: {why}: the demo stopped");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(if children.iter().all(|c| !c.failed()) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+/// How long a child asked to stop may take to print its report.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Uses folder `d`, creating it if its parent exists (no whole tree from a typo).
+fn make_dir(d: &std::path::Path, flag: &str) -> Result<()> {
+    if d.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir(d).with_context(|| {
+        format!(
+            "{flag} {}: cannot create it (its parent folder must exist)",
+            d.display()
+        )
     })
 }
