@@ -35,7 +35,7 @@ pub struct DemoArgs {
     /// Where to write the generated data (a temporary folder by default).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Also write each record the subscriber receives to this file.
+    /// Also write each record the subscriber receives to this file (JSON Lines).
     #[arg(long)]
     pub dump: Option<PathBuf>,
     /// Draw the publisher's latency percentiles into this PNG file.

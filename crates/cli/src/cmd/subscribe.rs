@@ -28,10 +28,10 @@ pub struct SubscribeArgs {
     /// Do not echo records back to the publisher.
     #[arg(long)]
     pub no_echo: bool,
-    /// Print every record.
+    /// Print every record, as JSON Lines (one object per record).
     #[arg(long)]
     pub print: bool,
-    /// Write every record, one per line, to this file.
+    /// Write every record to this file as JSON Lines, as they come.
     #[arg(long)]
     pub dump: Option<PathBuf>,
     /// Poll by yielding the CPU instead of sleeping 50 us: lowest latency.
@@ -111,7 +111,7 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
             let _ = tx.send(*r);
         }
         if a.print {
-            if let Err(e) = writeln!(out, "{r:?}") {
+            if let Err(e) = writeln!(out, "{}", r.to_json()) {
                 io_err.get_or_insert(e);
             }
         }
@@ -185,7 +185,7 @@ fn dump_writer(file: std::fs::File) -> DumpWriter {
     let writer = std::thread::spawn(move || {
         let mut out = BufWriter::with_capacity(1 << 20, file);
         for r in rx {
-            writeln!(out, "{r:?}")?;
+            writeln!(out, "{}", r.to_json())?;
         }
         out.flush()
     });
