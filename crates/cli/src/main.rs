@@ -150,15 +150,20 @@ mod tests {
         let cmd = super::Cli::command();
         cmd.clone().debug_assert();
         let mut missing = Vec::new();
-        // publish, subscribe and demo are being reworked on the bus branch; they join
-        // this list when that lands.
         let checked = [
             "decode",
             "encode",
             "templates",
             "bench",
+            "codegen",
             "generate",
             "multicast",
+            "publish",
+            "subscribe",
+            "demo",
+            "handle",
+            "replay",
+            "book",
         ];
         for sub in cmd.get_subcommands() {
             if checked.contains(&sub.get_name()) {

@@ -19,11 +19,13 @@ use crate::{input, signals};
 
 #[derive(Args, Clone)]
 pub struct DemoArgs {
+    /// Which simulated data to generate and send.
     #[arg(value_enum, default_value = "simple")]
     pub data: DataSet,
     /// Messages to generate.
     #[arg(short = 'n', long, default_value_t = 30_000)]
     pub count: usize,
+    /// Multicast group and port the packets are sent to over loopback.
     #[arg(short = 'g', long, default_value = super::multicast::DEFAULT_GROUP)]
     pub group: SocketAddrV4,
     /// The bus that carries the records from the publisher to the subscriber.

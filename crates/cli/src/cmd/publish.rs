@@ -23,13 +23,16 @@ pub struct PublishArgs {
     /// Which templates to decode with (the simulator's), unless --templates is given.
     #[arg(value_enum, default_value = "simple")]
     pub data: DataSet,
+    /// Template XML file to decode with, instead of the simulator's.
     #[arg(short = 't', long)]
     pub templates: Option<PathBuf>,
     /// Read packets from this len32le file instead of the network.
     #[arg(short = 'f', long)]
     pub file: Option<PathBuf>,
+    /// Multicast group and port to receive the packets from.
     #[arg(short = 'g', long, default_value = super::multicast::DEFAULT_GROUP)]
     pub group: SocketAddrV4,
+    /// Address of the interface to join the group on (127.0.0.1 for this host only).
     #[arg(short = 'i', long, default_value = "127.0.0.1")]
     pub interface: Ipv4Addr,
     /// Bus feed name: topics are fastfeed/<feed>/<type>[/<security>].

@@ -17,6 +17,7 @@ use crate::{input, signals};
 
 #[derive(Args, Clone)]
 pub struct SubscribeArgs {
+    /// Bus feed name, as the publisher's --feed.
     #[arg(long, default_value = "fastfeed")]
     pub feed: String,
     /// The bus that carries the records.
