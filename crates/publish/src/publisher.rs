@@ -23,6 +23,9 @@ pub struct PublisherOptions {
     pub first_seq: Option<u64>,
     /// The record publishers' quality of service.
     pub qos: PublisherQos,
+    /// Echoes counted but not timed at the start: the first round trips pay for cold
+    /// caches, page faults and the subscriber's first wake-up, not the steady path.
+    pub warmup: u64,
 }
 
 /// What happened to the packets and messages, reconciled: datagrams = `packets.received` +
@@ -319,6 +322,7 @@ impl<B: Bus> DecodingPublisher<B> {
             self.id,
             &mut self.round_trip,
             &mut self.counters,
+            self.opts.warmup,
         )?;
         Ok(self.counters.done)
     }
@@ -396,6 +400,7 @@ impl<B: Bus> DecodingPublisher<B> {
                 self.id,
                 &mut self.round_trip,
                 &mut self.counters,
+                self.opts.warmup,
             )?;
         }
         self.counters.records += self.pending.len() as u64;
@@ -417,7 +422,37 @@ impl<B: Bus> DecodingPublisher<B> {
             self.id,
             &mut self.round_trip,
             &mut self.counters,
+            self.opts.warmup,
         )
+    }
+
+    /// Spins taking echoes until each active subscriber echoed every record published so
+    /// far, or none came for `quiet`: the round trip is measured by a process that is
+    /// awake, and the caller may then block on its socket instead of spinning between
+    /// packets (a filtered or slow subscriber ends the spin by going quiet).
+    pub fn await_echoes(&mut self, quiet: Duration) -> Result<(), BusError> {
+        if self.echo_rx.is_none() {
+            return Ok(());
+        }
+        let want = self.counters.records * self.peers.active() as u64;
+        let mut last = Instant::now();
+        while self.counters.echoes < want && last.elapsed() < quiet {
+            let before = self.counters.echoes;
+            take_echoes(
+                &self.echo_rx,
+                self.id,
+                &mut self.round_trip,
+                &mut self.counters,
+                self.opts.warmup,
+            )?;
+            if self.counters.echoes > before {
+                last = Instant::now();
+            } else {
+                // Yield, not spin: on a crowded machine the subscriber may need this core.
+                std::thread::yield_now();
+            }
+        }
+        Ok(())
     }
 
     /// Sends the Done token and, with echo on, collects echoes until every record came
@@ -454,6 +489,11 @@ impl<B: Bus> DecodingPublisher<B> {
             .unwrap_or_default()
     }
 
+    /// Echoes not timed at the start ([`PublisherOptions::warmup`]).
+    pub fn warmup(&self) -> u64 {
+        self.opts.warmup
+    }
+
     /// Time from the first to the last packet.
     pub fn elapsed(&self) -> Duration {
         match (self.first_packet, self.last_packet) {
@@ -474,11 +514,14 @@ fn take_echoes<R: Receiver<Echo>>(
     id: u32,
     stage: &mut Stage,
     counters: &mut PublisherCounters,
+    warmup: u64,
 ) -> Result<(), BusError> {
     if let Some(rx) = rx {
         while let Some(e) = rx.try_recv()? {
             if e.publisher == id {
-                stage.record(now_ns().saturating_sub(e.sent_ns));
+                if counters.echoes >= warmup {
+                    stage.record(now_ns().saturating_sub(e.sent_ns));
+                }
                 counters.echoes += 1;
             } else {
                 counters.echoes_other += 1;

@@ -204,6 +204,10 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     };
     super::generate::run(gen)?;
 
+    let conditions = Conditions::now(a.sleep_us, WARMUP.min(a.count as u64 / 10));
+    if conditions.crowded() {
+        eprintln!("{}", conditions.warning());
+    }
     let feed = format!("demo{}", std::process::id());
     let group = a.group.to_string();
     let bus = a.bus.name();
@@ -240,6 +244,10 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         "1",
         "--idle-timeout",
         "20",
+        "--warmup",
+        &conditions.warmup.to_string(),
+        "--idle-wait",
+        conditions.publisher_wait(),
     ]);
     let pub_files = [
         ("--plot", a.plot.clone()),
@@ -259,6 +267,8 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         &group,
         "-s",
         &a.sleep_us.to_string(),
+        "--pacing",
+        conditions.pacing(),
         "-q",
     ]);
     cast_args.extend(a.faults.to_args());
@@ -324,6 +334,7 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     );
     print!("{report}");
     print!("{sub_report}");
+    print!("{}", conditions.report());
     if signals::stopped() {
         println!("interrupted: partial reports");
         return Ok(signals::exit_code());
@@ -337,6 +348,89 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Round trips not timed at the start of a demo (at most a tenth of the messages).
+const WARMUP: u64 = 1000;
+
+/// What the latency figure depends on, stated with it: the cores, the processes that need
+/// one, the pacing, and the load the machine had besides.
+struct Conditions {
+    cores: usize,
+    sleep_us: u64,
+    load: Option<String>,
+    /// Round trips not timed at the start.
+    warmup: u64,
+}
+
+/// Processes busy during a demo: subscriber, publisher, multicaster.
+const BUSY: usize = 3;
+
+impl Conditions {
+    fn now(sleep_us: u64, warmup: u64) -> Conditions {
+        Conditions {
+            cores: fastfeed_net::affinity::cores(),
+            sleep_us,
+            warmup,
+            load: std::fs::read_to_string("/proc/loadavg")
+                .ok()
+                .and_then(|l| l.split_whitespace().next().map(str::to_string)),
+        }
+    }
+
+    /// Fewer cores than busy processes: every one cannot spin on a core of its own.
+    fn crowded(&self) -> bool {
+        self.cores < BUSY + 1
+    }
+
+    fn publisher_wait(&self) -> &'static str {
+        if self.crowded() {
+            "block"
+        } else {
+            "spin"
+        }
+    }
+
+    fn pacing(&self) -> &'static str {
+        if self.crowded() {
+            "sleep"
+        } else {
+            "spin"
+        }
+    }
+
+    fn warning(&self) -> String {
+        format!(
+            "fastfeed demo: warning: {BUSY} processes (subscriber, publisher, multicaster) on \
+             {} core(s): the latency measured includes waiting for a core; the multicaster \
+             sleeps between packets and the publisher blocks between them to leave the cores \
+             to the measured path",
+            self.cores
+        )
+    }
+
+    fn report(&self) -> String {
+        let rate = if self.sleep_us > 0 {
+            format!("{:.0} packets/s at most", 1e6 / self.sleep_us as f64)
+        } else {
+            "as fast as it can".to_string()
+        };
+        format!(
+            "conditions: {} core(s), {BUSY} busy processes; the subscriber spins, the \
+             publisher {} between packets, the multicaster {} {} us between packets ({rate}); \
+             load average before the run {}; the first {} round trips are not timed\n",
+            self.cores,
+            if self.crowded() {
+                "spins for echoes and blocks"
+            } else {
+                "spins"
+            },
+            if self.crowded() { "sleeps" } else { "spins" },
+            self.sleep_us,
+            self.load.as_deref().unwrap_or("unknown"),
+            self.warmup,
+        )
+    }
 }
 
 /// How long a child asked to stop may take to print its report.
