@@ -195,11 +195,9 @@ impl<B: Bus> DecodingPublisher<B> {
         let mut answer = false;
         while let Some(c) = self.control_rx.try_recv()? {
             match c.kind {
-                Control::HELLO => {
-                    if self.peers.hello(c.sender, now) {
-                        self.counters.subscribers_seen += 1;
-                        answer = true;
-                    }
+                Control::HELLO if self.peers.hello(c.sender, now) => {
+                    self.counters.subscribers_seen += 1;
+                    answer = true;
                 }
                 Control::BYE => {
                     self.peers.bye(c.sender);
