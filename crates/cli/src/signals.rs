@@ -1,6 +1,7 @@
 //! Ctrl-C (SIGINT) and SIGTERM: the handler only sets a flag, which the long-running loops
 //! (publish, subscribe, demo) check, so they stop with a partial report instead of dying
 //! mid-way. A second signal ends the process at once, for a loop that does not check.
+//! Also the other small calls to the OS the commands make through libc.
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
@@ -49,5 +50,16 @@ pub fn interrupt(child: &std::process::Child) {
     // ESRCH (or, reaped, cannot be signalled: the caller only signals unreaped children).
     unsafe {
         libc::kill(pid, libc::SIGINT);
+    }
+}
+
+/// Gives the calling thread a lower priority (nice 10): a helper thread (the subscriber's
+/// dump writer) then runs when the receiving thread leaves a core free, instead of taking
+/// the core it needs to keep up. Best effort: without permission nothing changes.
+pub fn lower_this_threads_priority() {
+    // SAFETY: setpriority has no memory effects; on Linux, who = 0 with PRIO_PROCESS is the
+    // calling thread (nice values are per thread).
+    unsafe {
+        libc::setpriority(libc::PRIO_PROCESS, 0, 10);
     }
 }

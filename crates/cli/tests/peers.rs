@@ -99,3 +99,25 @@ fn the_report_says_how_many_missing_ranges_it_left_out() {
         "{ranges} ranges: {stdout}"
     );
 }
+
+/// Two demos at once, without -g: each picks a group of its own, so neither sees the
+/// other's packets.
+#[test]
+fn two_demos_at_once_do_not_mix() {
+    let start = || {
+        fastfeed()
+            .args(["demo", "-n", "5000"])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let (a, b) = (start(), start());
+    for demo in [a, b] {
+        let out = demo.wait_with_output().unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(stdout.contains(", rejected 0\n"), "{stdout}");
+        assert!(stdout.contains("duplicates 0,"), "{stdout}");
+        assert!(out.status.success(), "{stdout}");
+    }
+}

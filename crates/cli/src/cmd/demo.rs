@@ -25,9 +25,10 @@ pub struct DemoArgs {
     /// Messages to generate.
     #[arg(short = 'n', long, default_value_t = 30_000)]
     pub count: usize,
-    /// Multicast group and port the packets are sent to over loopback.
-    #[arg(short = 'g', long, default_value = super::multicast::DEFAULT_GROUP)]
-    pub group: SocketAddrV4,
+    /// Multicast group and port the packets are sent to over loopback (by default one of
+    /// this demo's own, from its process id, so two demos at once never mix).
+    #[arg(short = 'g', long)]
+    pub group: Option<SocketAddrV4>,
     /// The bus that carries the records from the publisher to the subscriber.
     #[arg(long, value_enum, default_value_t = BusKind::Shm)]
     pub bus: BusKind,
@@ -209,7 +210,7 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         eprintln!("{}", conditions.warning());
     }
     let feed = format!("demo{}", std::process::id());
-    let group = a.group.to_string();
+    let group = a.group.unwrap_or_else(own_group).to_string();
     let bus = a.bus.name();
     let json_in = |name: &str| a.report_json.as_ref().map(|d| d.join(name));
     let mut sub_args = strings(&[
@@ -348,6 +349,18 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// A group and port of this process's own, in the organisation-local scope 239.255/16.
+fn own_group() -> SocketAddrV4 {
+    let pid = std::process::id();
+    let ip = std::net::Ipv4Addr::new(
+        239,
+        255,
+        (20 + (pid >> 8) % 200) as u8,
+        (pid % 250 + 1) as u8,
+    );
+    SocketAddrV4::new(ip, 30_000 + (pid % 30_000) as u16)
 }
 
 /// Round trips not timed at the start of a demo (at most a tenth of the messages).

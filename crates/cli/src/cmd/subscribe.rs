@@ -184,6 +184,7 @@ type DumpWriter = (
 fn dump_writer(file: std::fs::File) -> DumpWriter {
     let (tx, rx) = std::sync::mpsc::channel::<Record>();
     let writer = std::thread::spawn(move || {
+        crate::signals::lower_this_threads_priority();
         let mut out = BufWriter::with_capacity(1 << 20, file);
         for r in rx {
             writeln!(out, "{}", r.to_json())?;
