@@ -1,0 +1,318 @@
+//! FAST -> FIX: a decoder [`Handler`] that writes each message as FIX tag=value while it is
+//! decoded, with nothing allocated per message once its buffers have grown.
+
+use std::sync::Arc;
+
+use fastfeed_codec::template::{Instr, Kind};
+use fastfeed_codec::{Decimal, FieldValue, Handler, Template, Templates};
+
+use crate::plan::{Plans, Role};
+use crate::{FixError, FixOptions, SOH};
+
+#[derive(Debug)]
+enum State {
+    Idle,
+    Writing,
+    Session,
+    /// A message is in `out`.
+    Done,
+    Failed(FixError),
+}
+
+/// What the writer dropped or refused, counted.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct WriteCounts {
+    /// Messages written as FIX.
+    pub messages: u64,
+    /// FAST session control messages (Reset, Hello, Alert): no FIX form, not written.
+    pub session: u64,
+    /// Messages that could not be written (see the error of each).
+    pub refused: u64,
+    /// Field values left out because their field has no tag (with `skip_untagged`).
+    pub skipped_fields: u64,
+}
+
+/// Turns decoded FAST messages into FIX tag=value text. Give it to
+/// [`Decoder::decode`](fastfeed_codec::Decoder::decode), then call [`FixWriter::finish`].
+pub struct FixWriter {
+    plans: Arc<Plans>,
+    sep: u8,
+    /// `8=<BeginString><sep>`.
+    begin: Vec<u8>,
+    body: Vec<u8>,
+    out: Vec<u8>,
+    /// The MsgType of the message being written.
+    msg_type: Vec<u8>,
+    state: State,
+    /// Nesting below the message body (groups, sequences): 35 counts only at the top.
+    depth: u32,
+    /// Above zero inside a sequence whose length has no tag: its fields are left out.
+    mute: u32,
+    /// Separators in `body`, for the checksum of a `|`-separated message.
+    seps: u32,
+    counts: WriteCounts,
+    template_id: u32,
+}
+
+impl FixWriter {
+    pub fn new(templates: &Templates, opts: &FixOptions) -> FixWriter {
+        let mut begin = b"8=".to_vec();
+        begin.extend_from_slice(opts.begin_string.as_bytes());
+        begin.push(opts.sep);
+        FixWriter {
+            plans: Arc::new(Plans::new(templates, opts)),
+            sep: opts.sep,
+            begin,
+            body: Vec::with_capacity(1024),
+            out: Vec::with_capacity(1024),
+            msg_type: Vec::new(),
+            state: State::Idle,
+            depth: 0,
+            mute: 0,
+            seps: 0,
+            counts: WriteCounts::default(),
+            template_id: 0,
+        }
+    }
+
+    /// The FIX text of the last message written, if the last message was written.
+    pub fn last_text(&self) -> Option<&[u8]> {
+        (!self.out.is_empty()).then_some(&self.out[..])
+    }
+
+    /// The template of the last message begun.
+    pub fn template_id(&self) -> u32 {
+        self.template_id
+    }
+
+    pub fn counts(&self) -> WriteCounts {
+        self.counts
+    }
+
+    /// The FIX text of the message the decoder just finished (`Ok(None)` for a FAST session
+    /// control message, or when none was decoded). The text is valid until the next decode.
+    pub fn finish(&mut self) -> Result<Option<&[u8]>, FixError> {
+        match std::mem::replace(&mut self.state, State::Idle) {
+            State::Done => Ok(Some(&self.out)),
+            State::Failed(e) => {
+                self.counts.refused += 1;
+                Err(e)
+            }
+            // Writing: the decoder failed inside the message, so there is nothing to write.
+            State::Idle | State::Session | State::Writing => Ok(None),
+        }
+    }
+
+    fn fail(&mut self, e: FixError) {
+        if matches!(self.state, State::Writing) {
+            self.state = State::Failed(e);
+        }
+    }
+
+    #[inline]
+    fn writing(&self) -> bool {
+        matches!(self.state, State::Writing) && self.mute == 0
+    }
+
+    /// Writes `tag=` for a field, or returns false where the field is left out.
+    #[inline]
+    fn tag(&mut self, id: Option<&str>) -> bool {
+        match id {
+            Some(id) => {
+                self.body.extend_from_slice(id.as_bytes());
+                self.body.push(b'=');
+                true
+            }
+            None => {
+                self.counts.skipped_fields += 1;
+                false
+            }
+        }
+    }
+
+    #[inline]
+    fn end_field(&mut self) {
+        self.body.push(self.sep);
+        self.seps += 1;
+    }
+
+    fn text(&mut self, field: &Instr, b: &[u8]) {
+        if b.iter().any(|&c| c == self.sep || c == SOH) {
+            let e = FixError::SeparatorInValue {
+                field: field.name.clone(),
+                tag: field.id.clone().unwrap_or_default(),
+            };
+            self.fail(e);
+            return;
+        }
+        self.body.extend_from_slice(b);
+    }
+}
+
+/// A FIX price: `-`, the digits, a point with `-exponent` digits after it; positive
+/// exponents as trailing zeros. Exact: no binary floating point, no exponent notation.
+pub(crate) fn put_decimal(out: &mut Vec<u8>, d: Decimal) {
+    if d.mantissa < 0 {
+        out.push(b'-');
+    }
+    let mut buf = itoa::Buffer::new();
+    let digits = buf.format(d.mantissa.unsigned_abs()).as_bytes();
+    if d.exponent >= 0 {
+        out.extend_from_slice(digits);
+        if d.mantissa != 0 {
+            out.resize(out.len() + d.exponent as usize, b'0');
+        }
+        return;
+    }
+    let scale = d.exponent.unsigned_abs() as usize;
+    if digits.len() > scale {
+        let (int, frac) = digits.split_at(digits.len() - scale);
+        out.extend_from_slice(int);
+        out.push(b'.');
+        out.extend_from_slice(frac);
+    } else {
+        out.extend_from_slice(b"0.");
+        out.resize(out.len() + scale - digits.len(), b'0');
+        out.extend_from_slice(digits);
+    }
+}
+
+impl Handler for FixWriter {
+    fn begin_message(&mut self, t: &Template) {
+        self.out.clear();
+        self.body.clear();
+        self.depth = 0;
+        self.mute = 0;
+        self.seps = 0;
+        self.template_id = t.id;
+        self.state = match self.plans.roles.get(&t.id) {
+            Some(Role::Fix { msg_type }) => {
+                self.msg_type.clear();
+                self.msg_type.extend_from_slice(msg_type);
+                State::Writing
+            }
+            Some(Role::Refused(e)) => State::Failed(e.clone()),
+            Some(Role::Session) | None => {
+                self.counts.session += 1;
+                State::Session
+            }
+        };
+    }
+
+    fn end_message(&mut self) {
+        if !matches!(self.state, State::Writing) {
+            return;
+        }
+        let sep = self.sep;
+        let out = &mut self.out;
+        out.extend_from_slice(&self.begin);
+        out.extend_from_slice(b"9=");
+        let len = 3 + self.msg_type.len() + 1 + self.body.len();
+        out.extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
+        out.push(sep);
+        out.extend_from_slice(b"35=");
+        out.extend_from_slice(&self.msg_type);
+        out.push(sep);
+        out.extend_from_slice(&self.body);
+        // The checksum is that of the SOH-separated message, whatever the separator.
+        let sum = out.iter().fold(0u32, |a, &b| a.wrapping_add(b as u32));
+        let seps = self.seps + 3;
+        let sum = sum.wrapping_sub(seps.wrapping_mul(sep as u32 - SOH as u32));
+        let sum = (sum % 256) as u8;
+        out.extend_from_slice(b"10=");
+        out.extend_from_slice(&[
+            b'0' + sum / 100,
+            b'0' + sum / 10 % 10,
+            b'0' + sum % 10,
+            sep,
+        ]);
+        self.counts.messages += 1;
+        self.state = State::Done;
+    }
+
+    fn value(&mut self, field: &Instr, v: FieldValue<'_>) {
+        if !self.writing() {
+            if self.mute > 0 {
+                self.counts.skipped_fields += 1;
+            }
+            return;
+        }
+        if self.depth == 0 && field.id.as_deref() == Some("35") {
+            // The header carries it.
+            self.msg_type.clear();
+            match v {
+                FieldValue::Ascii(b) | FieldValue::Bytes(b) => self.msg_type.extend_from_slice(b),
+                FieldValue::Unicode(s) => self.msg_type.extend_from_slice(s.as_bytes()),
+                FieldValue::UInt(u) => self
+                    .msg_type
+                    .extend_from_slice(itoa::Buffer::new().format(u).as_bytes()),
+                FieldValue::Int(i) => self
+                    .msg_type
+                    .extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
+                FieldValue::Decimal(d) => put_decimal(&mut self.msg_type, d),
+            }
+            return;
+        }
+        if !self.tag(field.id.as_deref()) {
+            return;
+        }
+        match v {
+            FieldValue::UInt(u) => self
+                .body
+                .extend_from_slice(itoa::Buffer::new().format(u).as_bytes()),
+            FieldValue::Int(i) => self
+                .body
+                .extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
+            FieldValue::Decimal(d) => put_decimal(&mut self.body, d),
+            FieldValue::Ascii(b) | FieldValue::Bytes(b) => self.text(field, b),
+            FieldValue::Unicode(s) => self.text(field, s.as_bytes()),
+        }
+        self.end_field();
+    }
+
+    fn begin_sequence(&mut self, field: &Instr, len: u32) {
+        self.depth += 1;
+        if !self.writing() {
+            if self.mute > 0 {
+                self.mute += 1;
+            }
+            return;
+        }
+        let id = match &field.kind {
+            Kind::Sequence { length_id, .. } => length_id.as_deref(),
+            _ => None,
+        };
+        if self.tag(id) {
+            self.body
+                .extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
+            self.end_field();
+        } else {
+            // Elements without their count would read back as something else.
+            self.mute = 1;
+        }
+    }
+
+    fn end_sequence(&mut self) {
+        self.depth -= 1;
+        self.mute = self.mute.saturating_sub(1);
+    }
+
+    fn begin_group(&mut self, _: &Instr) {
+        self.depth += 1;
+    }
+
+    fn end_group(&mut self) {
+        self.depth -= 1;
+    }
+
+    fn begin_template_ref(&mut self, _: &Template) {
+        // Only reached with skip_untagged: other templates with one are refused.
+        self.depth += 1;
+        self.mute += 1;
+    }
+
+    fn end_template_ref(&mut self) {
+        self.depth -= 1;
+        self.mute = self.mute.saturating_sub(1);
+    }
+}
