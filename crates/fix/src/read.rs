@@ -64,7 +64,10 @@ impl FixReader {
     }
 
     fn build(&self, id: u32, tokens: &[Token], end: usize) -> Result<Message, FixError> {
-        let t = self.templates.get(id).expect("plans come from these templates");
+        let t = self
+            .templates
+            .get(id)
+            .expect("plans come from these templates");
         let mut w = Walker {
             tokens,
             pos: 1,
@@ -73,11 +76,10 @@ impl FixReader {
         };
         // The header's 35 fills the template's own 35 field, if it has one.
         let mut fields: Fields = vec![None; t.body.instrs.len()];
-        if let Some(k) = t
-            .body
-            .instrs
-            .iter()
-            .position(|i| matches!(i.kind, Kind::Scalar(_)) && tag_of(i.id.as_deref()) == Some(35))
+        if let Some(k) =
+            t.body.instrs.iter().position(|i| {
+                matches!(i.kind, Kind::Scalar(_)) && tag_of(i.id.as_deref()) == Some(35)
+            })
         {
             fields[k] = Some(w.scalar(&t.body.instrs[k], &tokens[0])?);
         }
@@ -175,9 +177,9 @@ fn frame(input: &[u8]) -> Result<Framed, FixError> {
         });
     }
     // The sum of the SOH-separated message, whatever the separator.
-    let sum = input[..body_end]
-        .iter()
-        .fold(0u32, |a, &b| a + if b == sep { SOH as u32 } else { b as u32 });
+    let sum = input[..body_end].iter().fold(0u32, |a, &b| {
+        a + if b == sep { SOH as u32 } else { b as u32 }
+    });
     let computed = (sum % 256) as u8;
     let declared = &trailer[..3];
     let d = (declared[0] - b'0') as u32 * 100 + (declared[1] - b'0') as u32 * 10;
@@ -200,7 +202,11 @@ fn tokenize(input: &[u8], sep: u8, start: usize, end: usize) -> Result<Vec<Token
     let mut out = Vec::new();
     let mut at = start;
     while at < end {
-        let field_end = at + input[at..end].iter().position(|&b| b == sep).unwrap_or(end - at);
+        let field_end = at
+            + input[at..end]
+                .iter()
+                .position(|&b| b == sep)
+                .unwrap_or(end - at);
         let field = &input[at..field_end];
         let bad = || FixError::BadField {
             at,
@@ -249,7 +255,12 @@ impl Walker<'_, '_> {
     /// The fields of one segment. Fields are matched in template order; a tag that no
     /// later field of the segment has ends a group or sequence element. At the top level
     /// a field out of order is still taken.
-    fn segment(&mut self, instrs: &[Instr], mut fields: Fields, top: bool) -> Result<Fields, FixError> {
+    fn segment(
+        &mut self,
+        instrs: &[Instr],
+        mut fields: Fields,
+        top: bool,
+    ) -> Result<Fields, FixError> {
         let mut cur = 0;
         while let Some(tok) = self.tokens.get(self.pos).copied() {
             let fits = |j: &usize| fields[*j].is_none() && starts(&instrs[*j], tok.tag);
@@ -277,7 +288,11 @@ impl Walker<'_, '_> {
     fn missing(&self, i: &Instr) -> Result<Value, FixError> {
         if let Kind::Scalar(s) = &i.kind {
             if s.op == Op::Constant {
-                if let Some(v) = s.initial.as_ref().and_then(|init| initial_value(s.ty, init)) {
+                if let Some(v) = s
+                    .initial
+                    .as_ref()
+                    .and_then(|init| initial_value(s.ty, init))
+                {
                     return Ok(v);
                 }
             }
@@ -309,17 +324,23 @@ impl Walker<'_, '_> {
                 let count = parse_uint(tok.value)
                     .and_then(|n| u32::try_from(n).ok())
                     .ok_or_else(|| bad(&tok, length_name, "not a count"))?;
-                // Each element takes at least one field, bar all-optional ones: a count
-                // far past what is left is damage, not data to allocate for.
+                // An element that must have a field ends the loop below where the fields
+                // run out; all-optional ones could be empty, so a count far past what is
+                // left is damage, not data to allocate for.
                 let left = self.tokens.len() - self.pos;
                 let needs_field = body.instrs.iter().any(|j| !j.optional);
-                if count as usize > left + if needs_field { 0 } else { 1024 } {
+                if !needs_field && count as usize > left + 1024 {
                     return Err(self.count_err(&tok, length_name, count, 0));
                 }
-                let mut items = Vec::with_capacity(count as usize);
+                let mut items = Vec::with_capacity((count as usize).min(left + 1));
                 for n in 0..count {
                     let before = self.pos;
-                    if needs_field && self.tokens.get(self.pos).is_none_or(|t| !body.instrs.iter().any(|j| starts(j, t.tag))) {
+                    if needs_field
+                        && self
+                            .tokens
+                            .get(self.pos)
+                            .is_none_or(|t| !body.instrs.iter().any(|j| starts(j, t.tag)))
+                    {
                         return Err(self.count_err(&tok, length_name, count, n));
                     }
                     let f = self.segment(&body.instrs, vec![None; body.instrs.len()], false)?;

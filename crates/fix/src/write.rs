@@ -220,12 +220,7 @@ impl Handler for FixWriter {
         let sum = sum.wrapping_sub(seps.wrapping_mul(sep as u32 - SOH as u32));
         let sum = (sum % 256) as u8;
         out.extend_from_slice(b"10=");
-        out.extend_from_slice(&[
-            b'0' + sum / 100,
-            b'0' + sum / 10 % 10,
-            b'0' + sum % 10,
-            sep,
-        ]);
+        out.extend_from_slice(&[b'0' + sum / 100, b'0' + sum / 10 % 10, b'0' + sum % 10, sep]);
         self.counts.messages += 1;
         self.state = State::Done;
     }

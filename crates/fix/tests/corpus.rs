@@ -113,7 +113,13 @@ fn simulator_data_round_trips_byte_for_byte() {
         let g = fastfeed_sim::generate(&cfg).unwrap();
         let packets: Vec<&[u8]> = g.packets.iter().map(Vec::as_slice).collect();
         // Packets start with a 4-byte sequence number; the encoder resets at each.
-        let t = round_trip(cfg.kind.templates(), &packets, 4, true, &FixOptions::default());
+        let t = round_trip(
+            cfg.kind.templates(),
+            &packets,
+            4,
+            true,
+            &FixOptions::default(),
+        );
         assert_eq!(t.fix, g.messages, "{:?}", cfg.kind);
     }
 }
@@ -134,7 +140,10 @@ fn moex_messages_read_as_fix() {
     assert_eq!(&fields[..3], &["8=FIXT.1.1", fields[1], "35=X"]);
     assert!(fields[1].starts_with("9="));
     // ApplVerID, SenderCompID, MsgSeqNum, SendingTime, then the NoMDEntries count.
-    assert!(text.contains("\u{1}1128=8\u{1}49=RTS\u{1}34=482727\u{1}52="), "{text}");
+    assert!(
+        text.contains("\u{1}1128=8\u{1}49=RTS\u{1}34=482727\u{1}52="),
+        "{text}"
+    );
     assert!(text.contains("\u{1}268="), "{text}");
     assert!(fields[fields.len() - 2].starts_with("10="));
 }

@@ -1,0 +1,145 @@
+//! FAST -> FIX text speed on one core, against decoding alone, over the corpus and the
+//! simulator's data held in memory. `cargo bench -p fastfeed-fix --bench to_fix [-- PASSES]`.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use fastfeed_codec::{Decoder, Templates};
+use fastfeed_fix::{FixOptions, FixWriter};
+use fastfeed_packet::Framing;
+
+fn corpus(p: &str) -> String {
+    format!("{}/../../../shared/corpus/{p}", env!("CARGO_MANIFEST_DIR"))
+}
+
+struct Set {
+    name: &'static str,
+    templates: Arc<Templates>,
+    /// Packets, headers removed.
+    packets: Vec<Vec<u8>>,
+    reset_each: bool,
+}
+
+fn file_set(name: &'static str, xml: &str, dat: &str, framing: Framing, reset_each: bool) -> Set {
+    let templates =
+        fastfeed_codec::parse_templates(&std::fs::read_to_string(corpus(xml)).unwrap()).unwrap();
+    let data = std::fs::read(corpus(dat)).unwrap();
+    let packets = framing
+        .packets(&data)
+        .map(|p| p.unwrap().bytes.to_vec())
+        .collect();
+    Set {
+        name,
+        templates,
+        packets,
+        reset_each,
+    }
+}
+
+fn sim_set(name: &'static str, cfg: fastfeed_sim::GenConfig) -> Set {
+    let g = fastfeed_sim::generate(&cfg).unwrap();
+    Set {
+        name,
+        templates: cfg.kind.templates(),
+        packets: g.packets.iter().map(|p| p[4..].to_vec()).collect(),
+        reset_each: true,
+    }
+}
+
+/// One pass: messages, FIX bytes.
+fn pass(set: &Set, dec: &mut Decoder, w: Option<&mut FixWriter>) -> (u64, u64) {
+    let (mut msgs, mut fix) = (0u64, 0u64);
+    dec.reset();
+    match w {
+        Some(w) => {
+            for p in &set.packets {
+                if set.reset_each {
+                    dec.reset();
+                }
+                let mut pos = 0;
+                while pos < p.len() {
+                    pos += dec.decode(&p[pos..], w).unwrap();
+                    if let Some(t) = w.finish().unwrap() {
+                        fix += t.len() as u64;
+                    }
+                    msgs += 1;
+                }
+            }
+        }
+        None => {
+            for p in &set.packets {
+                if set.reset_each {
+                    dec.reset();
+                }
+                let mut pos = 0;
+                while pos < p.len() {
+                    pos += dec.decode(&p[pos..], &mut ()).unwrap();
+                    msgs += 1;
+                }
+            }
+        }
+    }
+    (msgs, fix)
+}
+
+fn main() {
+    let passes: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(21);
+    let sets = [
+        file_set(
+            "MOEX increment_a",
+            "moex-forts-2013/templates.xml",
+            "moex-forts-2013/increment_a.dat",
+            Framing::Raw,
+            false,
+        ),
+        file_set(
+            "MOEX snapshot",
+            "moex-forts-2013/templates.xml",
+            "moex-forts-2013/snapshot.dat",
+            Framing::Raw,
+            false,
+        ),
+        file_set(
+            "mFAST complex30000",
+            "mfast-complex/example.xml",
+            "mfast-complex/complex30000.dat",
+            Framing::Len32Le,
+            true,
+        ),
+        sim_set("simulator simple", fastfeed_sim::GenConfig::simple()),
+        sim_set("simulator complex", fastfeed_sim::GenConfig::complex()),
+    ];
+    println!(
+        "{:<20} {:>8} {:>10} {:>12} {:>12} {:>12} {:>10}",
+        "data", "messages", "FIX bytes", "decode ns", "->FIX ns", "->FIX M/s", "FIX MB/s"
+    );
+    for set in &sets {
+        let mut dec = Decoder::new(set.templates.clone());
+        let mut w = FixWriter::new(&set.templates, &FixOptions::default());
+        let (mut best_dec, mut best_fix) = (f64::MAX, f64::MAX);
+        let mut counts = (0, 0);
+        for _ in 0..passes {
+            let t = Instant::now();
+            pass(set, &mut dec, None);
+            best_dec = best_dec.min(t.elapsed().as_secs_f64());
+            let t = Instant::now();
+            counts = pass(set, &mut dec, Some(&mut w));
+            best_fix = best_fix.min(t.elapsed().as_secs_f64());
+        }
+        let (msgs, fix) = counts;
+        let ns = |s: f64| s * 1e9 / msgs as f64;
+        println!(
+            "{:<20} {:>8} {:>10} {:>12.1} {:>12.1} {:>12.2} {:>10.0}",
+            set.name,
+            msgs,
+            fix,
+            ns(best_dec),
+            ns(best_fix),
+            msgs as f64 / best_fix / 1e6,
+            fix as f64 / best_fix / 1e6
+        );
+    }
+}
