@@ -82,36 +82,58 @@ fn pass(set: &Set, dec: &mut Decoder, w: Option<&mut FixWriter>) -> (u64, u64) {
     (msgs, fix)
 }
 
-fn main() {
-    let passes: usize = std::env::args()
-        .skip(1)
-        .find_map(|a| a.parse().ok())
-        .unwrap_or(21);
-    let sets = [
-        file_set(
-            "MOEX increment_a",
-            "moex-forts-2013/templates.xml",
+fn load(name: &'static str) -> Set {
+    let moex = "moex-forts-2013/templates.xml";
+    match name {
+        "MOEX increment_a" => file_set(
+            name,
+            moex,
             "moex-forts-2013/increment_a.dat",
             Framing::Raw,
             false,
         ),
-        file_set(
-            "MOEX snapshot",
-            "moex-forts-2013/templates.xml",
+        "MOEX snapshot" => file_set(
+            name,
+            moex,
             "moex-forts-2013/snapshot.dat",
             Framing::Raw,
             false,
         ),
-        file_set(
-            "mFAST complex30000",
+        "mFAST complex30000" => file_set(
+            name,
             "mfast-complex/example.xml",
             "mfast-complex/complex30000.dat",
             Framing::Len32Le,
             true,
         ),
-        sim_set("simulator simple", fastfeed_sim::GenConfig::simple()),
-        sim_set("simulator complex", fastfeed_sim::GenConfig::complex()),
+        "simulator simple" => sim_set(name, fastfeed_sim::GenConfig::simple()),
+        _ => sim_set(name, fastfeed_sim::GenConfig::complex()),
+    }
+}
+
+fn main() {
+    // Arguments: a number of passes, words that pick data sets by name (`complex30000`),
+    // `--only-fix` or `--only-decode` (for `perf stat`).
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let passes: usize = args.iter().find_map(|a| a.parse().ok()).unwrap_or(21);
+    let picks: Vec<&String> = args
+        .iter()
+        .filter(|a| a.parse::<usize>().is_err() && !a.starts_with("--"))
+        .collect();
+    let run_decode = !args.iter().any(|a| a == "--only-fix");
+    let run_fix = !args.iter().any(|a| a == "--only-decode");
+    let names = [
+        "MOEX increment_a",
+        "MOEX snapshot",
+        "mFAST complex30000",
+        "simulator simple",
+        "simulator complex",
     ];
+    let sets: Vec<Set> = names
+        .into_iter()
+        .filter(|n| picks.is_empty() || picks.iter().any(|p| n.contains(p.as_str())))
+        .map(load)
+        .collect();
     println!(
         "{:<20} {:>8} {:>10} {:>12} {:>12} {:>12} {:>10}",
         "data", "messages", "FIX bytes", "decode ns", "->FIX ns", "->FIX M/s", "FIX MB/s"
@@ -122,12 +144,16 @@ fn main() {
         let (mut best_dec, mut best_fix) = (f64::MAX, f64::MAX);
         let mut counts = (0, 0);
         for _ in 0..passes {
-            let t = Instant::now();
-            pass(set, &mut dec, None);
-            best_dec = best_dec.min(t.elapsed().as_secs_f64());
-            let t = Instant::now();
-            counts = pass(set, &mut dec, Some(&mut w));
-            best_fix = best_fix.min(t.elapsed().as_secs_f64());
+            if run_decode {
+                let t = Instant::now();
+                counts.0 = pass(set, &mut dec, None).0;
+                best_dec = best_dec.min(t.elapsed().as_secs_f64());
+            }
+            if run_fix {
+                let t = Instant::now();
+                counts = pass(set, &mut dec, Some(&mut w));
+                best_fix = best_fix.min(t.elapsed().as_secs_f64());
+            }
         }
         let (msgs, fix) = counts;
         let ns = |s: f64| s * 1e9 / msgs as f64;

@@ -30,6 +30,7 @@ mod error;
 mod plan;
 mod read;
 mod report;
+mod text;
 mod write;
 
 pub use convert::{Converter, Step, StepError, Verified};

@@ -153,7 +153,7 @@ fn check_tag(t: &Template, field: &str, id: &str, top: bool) -> Result<(), FixEr
         id: id.to_owned(),
     })?;
     // 35 belongs in the header, so only a top-level field may carry it.
-    if matches!(tag, 8 | 9 | 10) || (tag == 35 && !top) {
+    if matches!(tag, 8..=10) || (tag == 35 && !top) {
         return Err(FixError::ReservedTag {
             template: t.name.clone(),
             field: field.to_owned(),

@@ -7,6 +7,7 @@ use fastfeed_codec::template::{Instr, Kind};
 use fastfeed_codec::{Decimal, FieldValue, Handler, Template, Templates};
 
 use crate::plan::{Plans, Role};
+use crate::text::{Buf, FIELD_ROOM};
 use crate::{FixError, FixOptions, SOH};
 
 #[derive(Debug)]
@@ -39,8 +40,14 @@ pub struct FixWriter {
     sep: u8,
     /// `8=<BeginString><sep>`.
     begin: Vec<u8>,
-    body: Vec<u8>,
-    out: Vec<u8>,
+    /// The message: the body is written from `prefix` on, the header then put in front.
+    buf: Buf,
+    prefix: usize,
+    head: Vec<u8>,
+    /// Where the finished message lies in `buf`.
+    text: Option<(usize, usize)>,
+    /// Roles by template id, for ids below 65,536 (all templates seen so far).
+    dense: Vec<Option<Role>>,
     /// The MsgType of the message being written.
     msg_type: Vec<u8>,
     state: State,
@@ -59,12 +66,28 @@ impl FixWriter {
         let mut begin = b"8=".to_vec();
         begin.extend_from_slice(opts.begin_string.as_bytes());
         begin.push(opts.sep);
+        let plans = Plans::new(templates, opts);
+        let mut dense = Vec::new();
+        for (&id, role) in &plans.roles {
+            if id < 1 << 16 {
+                if dense.len() <= id as usize {
+                    dense.resize(id as usize + 1, None);
+                }
+                dense[id as usize] = Some(role.clone());
+            }
+        }
+        // Room in front of the body for the header, whatever MsgType the plans give.
+        let longest = plans.by_msg_type.keys().map(|k| k.len()).max().unwrap_or(0);
+        let prefix = begin.len() + 16 + longest + 16;
         FixWriter {
-            plans: Arc::new(Plans::new(templates, opts)),
+            plans: Arc::new(plans),
             sep: opts.sep,
             begin,
-            body: Vec::with_capacity(1024),
-            out: Vec::with_capacity(1024),
+            buf: Buf::new(prefix + 1024),
+            prefix,
+            head: Vec::with_capacity(prefix),
+            text: None,
+            dense,
             msg_type: Vec::new(),
             state: State::Idle,
             depth: 0,
@@ -77,7 +100,7 @@ impl FixWriter {
 
     /// The FIX text of the last message written, if the last message was written.
     pub fn last_text(&self) -> Option<&[u8]> {
-        (!self.out.is_empty()).then_some(&self.out[..])
+        self.text.map(|(from, to)| self.buf.get(from, to))
     }
 
     /// The template of the last message begun.
@@ -93,7 +116,7 @@ impl FixWriter {
     /// control message, or when none was decoded). The text is valid until the next decode.
     pub fn finish(&mut self) -> Result<Option<&[u8]>, FixError> {
         match std::mem::replace(&mut self.state, State::Idle) {
-            State::Done => Ok(Some(&self.out)),
+            State::Done => Ok(self.last_text()),
             State::Failed(e) => {
                 self.counts.refused += 1;
                 Err(e)
@@ -119,8 +142,9 @@ impl FixWriter {
     fn tag(&mut self, id: Option<&str>) -> bool {
         match id {
             Some(id) => {
-                self.body.extend_from_slice(id.as_bytes());
-                self.body.push(b'=');
+                self.buf.room(id.len() + FIELD_ROOM);
+                self.buf.bytes(id.as_bytes());
+                self.buf.byte(b'=');
                 true
             }
             None => {
@@ -132,7 +156,8 @@ impl FixWriter {
 
     #[inline]
     fn end_field(&mut self) {
-        self.body.push(self.sep);
+        // Every field made room for its separator.
+        self.buf.byte(self.sep);
         self.seps += 1;
     }
 
@@ -145,47 +170,31 @@ impl FixWriter {
             self.fail(e);
             return;
         }
-        self.body.extend_from_slice(b);
+        self.buf.room(b.len() + 1);
+        self.buf.bytes(b);
     }
 }
 
-/// A FIX price: `-`, the digits, a point with `-exponent` digits after it; positive
-/// exponents as trailing zeros. Exact: no binary floating point, no exponent notation.
+/// A FIX price: exact, no exponent notation (positive exponents as trailing zeros).
 pub(crate) fn put_decimal(out: &mut Vec<u8>, d: Decimal) {
-    if d.mantissa < 0 {
-        out.push(b'-');
-    }
-    let mut buf = itoa::Buffer::new();
-    let digits = buf.format(d.mantissa.unsigned_abs()).as_bytes();
-    if d.exponent >= 0 {
-        out.extend_from_slice(digits);
-        if d.mantissa != 0 {
-            out.resize(out.len() + d.exponent as usize, b'0');
-        }
-        return;
-    }
-    let scale = d.exponent.unsigned_abs() as usize;
-    if digits.len() > scale {
-        let (int, frac) = digits.split_at(digits.len() - scale);
-        out.extend_from_slice(int);
-        out.push(b'.');
-        out.extend_from_slice(frac);
-    } else {
-        out.extend_from_slice(b"0.");
-        out.resize(out.len() + scale - digits.len(), b'0');
-        out.extend_from_slice(digits);
-    }
+    let mut b = Buf::new(0);
+    b.decimal(d.exponent, d.mantissa);
+    out.extend_from_slice(b.get(0, b.len()));
 }
 
 impl Handler for FixWriter {
     fn begin_message(&mut self, t: &Template) {
-        self.out.clear();
-        self.body.clear();
+        self.text = None;
+        self.buf.set_len(self.prefix);
         self.depth = 0;
         self.mute = 0;
         self.seps = 0;
         self.template_id = t.id;
-        self.state = match self.plans.roles.get(&t.id) {
+        let role = match self.dense.get(t.id as usize) {
+            Some(r) => r.as_ref(),
+            None => self.plans.roles.get(&t.id),
+        };
+        self.state = match role {
             Some(Role::Fix { msg_type }) => {
                 self.msg_type.clear();
                 self.msg_type.extend_from_slice(msg_type);
@@ -204,23 +213,53 @@ impl Handler for FixWriter {
             return;
         }
         let sep = self.sep;
-        let out = &mut self.out;
-        out.extend_from_slice(&self.begin);
-        out.extend_from_slice(b"9=");
-        let len = 3 + self.msg_type.len() + 1 + self.body.len();
-        out.extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
-        out.push(sep);
-        out.extend_from_slice(b"35=");
-        out.extend_from_slice(&self.msg_type);
-        out.push(sep);
-        out.extend_from_slice(&self.body);
+        let body_len = self.buf.len() - self.prefix;
+        let head = &mut self.head;
+        head.clear();
+        head.extend_from_slice(&self.begin);
+        head.extend_from_slice(b"9=");
+        let len = 3 + self.msg_type.len() + 1 + body_len;
+        head.extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
+        head.push(sep);
+        head.extend_from_slice(b"35=");
+        head.extend_from_slice(&self.msg_type);
+        head.push(sep);
+        let start = if head.len() <= self.prefix {
+            self.prefix - head.len()
+        } else {
+            // A MsgType longer than planned for: move the body up.
+            let end = self.buf.len();
+            let shift = head.len() - self.prefix;
+            self.buf.set_len(end + shift);
+            self.buf
+                .slice_mut(0, end + shift)
+                .copy_within(self.prefix..end, head.len());
+            0
+        };
+        self.buf
+            .slice_mut(start, start + head.len())
+            .copy_from_slice(head);
+        let end = self.buf.len();
         // The checksum is that of the SOH-separated message, whatever the separator.
-        let sum = out.iter().fold(0u32, |a, &b| a.wrapping_add(b as u32));
+        let sum = self
+            .buf
+            .get(start, end)
+            .iter()
+            .fold(0u32, |a, &b| a.wrapping_add(b as u32));
         let seps = self.seps + 3;
         let sum = sum.wrapping_sub(seps.wrapping_mul(sep as u32 - SOH as u32));
         let sum = (sum % 256) as u8;
-        out.extend_from_slice(b"10=");
-        out.extend_from_slice(&[b'0' + sum / 100, b'0' + sum / 10 % 10, b'0' + sum % 10, sep]);
+        self.buf.room(7);
+        self.buf.bytes(&[
+            b'1',
+            b'0',
+            b'=',
+            b'0' + sum / 100,
+            b'0' + sum / 10 % 10,
+            b'0' + sum % 10,
+            sep,
+        ]);
+        self.text = Some((start, self.buf.len()));
         self.counts.messages += 1;
         self.state = State::Done;
     }
@@ -252,13 +291,9 @@ impl Handler for FixWriter {
             return;
         }
         match v {
-            FieldValue::UInt(u) => self
-                .body
-                .extend_from_slice(itoa::Buffer::new().format(u).as_bytes()),
-            FieldValue::Int(i) => self
-                .body
-                .extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
-            FieldValue::Decimal(d) => put_decimal(&mut self.body, d),
+            FieldValue::UInt(u) => self.buf.uint(u),
+            FieldValue::Int(i) => self.buf.int(i),
+            FieldValue::Decimal(d) => self.buf.decimal(d.exponent, d.mantissa),
             FieldValue::Ascii(b) | FieldValue::Bytes(b) => self.text(field, b),
             FieldValue::Unicode(s) => self.text(field, s.as_bytes()),
         }
@@ -278,8 +313,7 @@ impl Handler for FixWriter {
             _ => None,
         };
         if self.tag(id) {
-            self.body
-                .extend_from_slice(itoa::Buffer::new().format(len).as_bytes());
+            self.buf.uint(len as u64);
             self.end_field();
         } else {
             // Elements without their count would read back as something else.
