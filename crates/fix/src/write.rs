@@ -51,6 +51,8 @@ pub struct FixWriter {
     /// The MsgType of the message being written.
     msg_type: Vec<u8>,
     state: State,
+    /// Writing, and not muted.
+    on: bool,
     /// Nesting below the message body (groups, sequences): 35 counts only at the top.
     depth: u32,
     /// Above zero inside a sequence whose length has no tag: its fields are left out.
@@ -90,6 +92,7 @@ impl FixWriter {
             dense,
             msg_type: Vec::new(),
             state: State::Idle,
+            on: false,
             depth: 0,
             mute: 0,
             seps: 0,
@@ -115,6 +118,7 @@ impl FixWriter {
     /// The FIX text of the message the decoder just finished (`Ok(None)` for a FAST session
     /// control message, or when none was decoded). The text is valid until the next decode.
     pub fn finish(&mut self) -> Result<Option<&[u8]>, FixError> {
+        self.on = false;
         match std::mem::replace(&mut self.state, State::Idle) {
             State::Done => Ok(self.last_text()),
             State::Failed(e) => {
@@ -129,12 +133,19 @@ impl FixWriter {
     fn fail(&mut self, e: FixError) {
         if matches!(self.state, State::Writing) {
             self.state = State::Failed(e);
+            self.update_on();
         }
     }
 
     #[inline]
     fn writing(&self) -> bool {
-        matches!(self.state, State::Writing) && self.mute == 0
+        self.on
+    }
+
+    /// Keeps `on` in step with `state` and `mute` (one test per field instead of two).
+    #[inline]
+    fn update_on(&mut self) {
+        self.on = matches!(self.state, State::Writing) && self.mute == 0;
     }
 
     /// Writes `tag=` for a field, or returns false where the field is left out.
@@ -206,6 +217,7 @@ impl Handler for FixWriter {
                 State::Session
             }
         };
+        self.update_on();
     }
 
     fn end_message(&mut self) {
@@ -262,6 +274,7 @@ impl Handler for FixWriter {
         self.text = Some((start, self.buf.len()));
         self.counts.messages += 1;
         self.state = State::Done;
+        self.update_on();
     }
 
     fn value(&mut self, field: &Instr, v: FieldValue<'_>) {
@@ -305,6 +318,7 @@ impl Handler for FixWriter {
         if !self.writing() {
             if self.mute > 0 {
                 self.mute += 1;
+                self.update_on();
             }
             return;
         }
@@ -318,12 +332,14 @@ impl Handler for FixWriter {
         } else {
             // Elements without their count would read back as something else.
             self.mute = 1;
+            self.update_on();
         }
     }
 
     fn end_sequence(&mut self) {
         self.depth -= 1;
         self.mute = self.mute.saturating_sub(1);
+        self.update_on();
     }
 
     fn begin_group(&mut self, _: &Instr) {
@@ -338,10 +354,12 @@ impl Handler for FixWriter {
         // Only reached with skip_untagged: other templates with one are refused.
         self.depth += 1;
         self.mute += 1;
+        self.update_on();
     }
 
     fn end_template_ref(&mut self) {
         self.depth -= 1;
         self.mute = self.mute.saturating_sub(1);
+        self.update_on();
     }
 }
