@@ -147,3 +147,12 @@ fn moex_messages_read_as_fix() {
     assert!(text.contains("\u{1}268="), "{text}");
     assert!(fields[fields.len() - 2].starts_with("10="));
 }
+
+#[test]
+fn the_fix_trading_community_sample_round_trips_byte_for_byte() {
+    // The root element is a single <template>, MsgType X, FIX 5.0 tags.
+    let ts = templates("openfast-fpl/FASTTestTemplate.xml");
+    let data = file("openfast-fpl/messages.fast");
+    let t = round_trip(ts, &[&data], 0, false, &FixOptions::default());
+    assert_eq!((t.fix, t.session), (3, 0));
+}
