@@ -23,8 +23,6 @@ pub enum FixError {
     DynamicRef { template: String, field: String },
     #[error("field {field} ({tag}): its value holds a separator or SOH byte, which FIX tag=value cannot carry")]
     SeparatorInValue { field: String, tag: String },
-    #[error("template {template} is a FAST session control message: it has no FIX form")]
-    SessionControl { template: String },
 
     // FIX text that cannot be read.
     #[error("at byte {at}: a FIX message starts with 8=BeginString")]
