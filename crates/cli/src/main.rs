@@ -49,6 +49,11 @@ enum Command {
     Replay(cmd::replay::ReplayArgs),
     /// One instrument's book as the handler builds it (JSON Lines with --json).
     Book(cmd::book::BookArgs),
+    /// FIX tag=value: FAST to FIX, FIX to FAST, and the compression report.
+    Fix {
+        #[command(subcommand)]
+        action: cmd::fix::FixCmd,
+    },
 }
 
 /// How an input file of FAST data is laid out; shared by decode, encode and bench.
@@ -115,6 +120,7 @@ fn main() -> ExitCode {
         Command::Handle(a) => cmd::handle::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Book(a) => cmd::book::run(a),
+        Command::Fix { action } => cmd::fix::run(action),
     };
     match result {
         Ok(code) => code,
@@ -164,6 +170,7 @@ mod tests {
             "handle",
             "replay",
             "book",
+            "fix",
         ];
         for sub in cmd.get_subcommands() {
             if checked.contains(&sub.get_name()) {
