@@ -125,6 +125,11 @@ fn injected_faults_are_counted_exactly() {
 
     let (publisher, subscriber, dump) = run_pipeline(&dir, &file);
 
+    // Every loss is the injector's: none in the kernel's socket buffer, which the report
+    // would show apart from the network's gaps.
+    let socket = &publisher["socket"];
+    assert!(num(socket, "recv_buffer_granted") > 0, "{socket}");
+    assert_eq!(num(socket, "kernel_drops"), 0, "{socket}");
     let p = &publisher["packets"];
     assert_eq!(num(p, "received"), n - dropped + duplicated, "{p}");
     assert_eq!(num(p, "accepted"), n - dropped, "{p}");

@@ -57,6 +57,18 @@ impl LiveChannel {
         Ok(live)
     }
 
+    /// Each joined line's receive buffer as granted and the datagrams the kernel dropped for
+    /// it (a full buffer's loss, which the sequence alone shows as a network gap; `None`
+    /// where the counter cannot be read).
+    pub fn sockets(&self) -> Vec<(&'static str, usize, Option<u64>)> {
+        let lines = self.lines.iter().map(|(id, rx)| (id.name(), rx));
+        let snapshot = self.snapshot_rx.iter().map(|rx| ("snapshot", rx));
+        lines
+            .chain(snapshot)
+            .map(|(name, rx)| (name, rx.recv_buffer_size(), rx.kernel_drops()))
+            .collect()
+    }
+
     /// Whether the snapshot line is joined now.
     pub fn snapshot_joined(&self) -> bool {
         self.snapshot_rx.is_some()

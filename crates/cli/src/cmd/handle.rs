@@ -171,6 +171,18 @@ pub fn run_live<O: Output>(
             break;
         }
     }
+    for (c, l) in channels.iter().zip(&live) {
+        for (line, granted, drops) in l.sockets() {
+            let shown = drops.map_or_else(|| "unknown".into(), |d| d.to_string());
+            eprintln!(
+                "{} line {line}: receive buffer {granted} bytes granted, datagrams dropped by the kernel {shown}",
+                c.config.name
+            );
+            if let Some(d) = drops.filter(|&d| d > 0) {
+                eprintln!("  {}", fastfeed_net::overflow_hint(d, granted));
+            }
+        }
+    }
     let end_ns = start.elapsed().as_nanos() as u64 + 1_000_000_000;
     Ok(channels
         .iter()

@@ -153,6 +153,7 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
         }
         eprintln!("{} subscriber(s) ready", p.subscribers()?);
     }
+    let mut socket = None;
     match &a.file {
         Some(f) => {
             let data = input::bytes(f)?;
@@ -169,7 +170,7 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
                 )?;
             }
         }
-        None => receive(&mut p, a)?,
+        None => socket = Some(receive(&mut p, a)?),
     }
     let elapsed = p.elapsed();
     let interrupted = signals::stopped();
@@ -177,11 +178,18 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
         p.finish(Duration::from_secs(5))?;
     }
     print!("{}", report(&p, elapsed));
+    if let Some(s) = &socket {
+        print!("{}", s.text());
+    }
     if interrupted {
         println!("interrupted: a partial report (no Done sent)");
     }
     if let Some(path) = &a.report_json {
-        super::report::write(path, &super::report::publisher(&p, elapsed))?;
+        let mut json = super::report::publisher(&p, elapsed);
+        if let Some(s) = &socket {
+            json["socket"] = s.json();
+        }
+        super::report::write(path, &json)?;
     }
     if let Some(h) = &a.histogram {
         let mut f =
@@ -207,9 +215,50 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
     })
 }
 
+/// The receiving socket at the end: a full receive buffer loses datagrams in the kernel,
+/// which the packet sequence alone would show as an ordinary network gap.
+struct SocketReport {
+    granted: usize,
+    requested: usize,
+    /// `None` where the kernel's counter cannot be read (not Linux).
+    kernel_drops: Option<u64>,
+}
+
+impl SocketReport {
+    fn of(rx: &McastReceiver) -> Self {
+        SocketReport {
+            granted: rx.recv_buffer_size(),
+            requested: rx.recv_buffer_requested(),
+            kernel_drops: rx.kernel_drops(),
+        }
+    }
+
+    fn text(&self) -> String {
+        let drops = self
+            .kernel_drops
+            .map_or_else(|| "unknown".to_string(), |d| d.to_string());
+        let mut t = format!(
+            "socket: receive buffer {} bytes granted ({} asked), datagrams dropped by the kernel {drops}\n",
+            self.granted, self.requested
+        );
+        if let Some(d) = self.kernel_drops.filter(|&d| d > 0) {
+            t += &format!("  {}\n", fastfeed_net::overflow_hint(d, self.granted));
+        }
+        t
+    }
+
+    fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "recv_buffer_granted": self.granted,
+            "recv_buffer_requested": self.requested,
+            "kernel_drops": self.kernel_drops,
+        })
+    }
+}
+
 /// Takes packets from the multicast group until the Done message and then quiet for the
 /// linger time, or until no packet came for the idle timeout.
-fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<()> {
+fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<SocketReport> {
     let rx =
         McastReceiver::new(a.group, a.interface).with_context(|| format!("joining {}", a.group))?;
     let block = a.idle_wait == IdleWait::Block;
@@ -225,7 +274,7 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<()> 
     let mut last = Instant::now();
     loop {
         if signals::stopped() {
-            return Ok(());
+            return Ok(SocketReport::of(&rx));
         }
         match rx.recv(&mut buf) {
             Ok(n) => {
@@ -243,11 +292,11 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<()> 
             {
                 p.poll_echoes()?;
                 if p.counters.done && last.elapsed() >= linger {
-                    return Ok(());
+                    return Ok(SocketReport::of(&rx));
                 }
                 if last.elapsed() > idle {
                     eprintln!("no packet for {} s and no Done: stopping", a.idle_timeout);
-                    return Ok(());
+                    return Ok(SocketReport::of(&rx));
                 }
                 if !block {
                     std::thread::yield_now();
