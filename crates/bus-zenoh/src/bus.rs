@@ -129,14 +129,14 @@ impl ZenohBus {
         let subscriber = self
             .session
             .declare_subscriber(key)
-            .callback(move |sample| {
-                match wire::decode_message::<M>(&sample.payload().to_bytes()) {
+            .callback(
+                move |sample| match wire::decode_message::<M>(&sample.payload().to_bytes()) {
                     Ok(m) => q.push(m),
                     Err(_) => {
                         r.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     }
-                }
-            })
+                },
+            )
             .wait()
             .map_err(zerr("declare subscriber"))?;
         Ok(ZenohReceiver {
@@ -149,8 +149,9 @@ impl ZenohBus {
 
 fn zenoh_config(c: &ZenohConfig) -> Result<zenoh::Config, BusError> {
     let mut z = match &c.file {
-        Some(path) => zenoh::Config::from_file(path)
-            .map_err(zerr(format!("reading {}", path.display())))?,
+        Some(path) => {
+            zenoh::Config::from_file(path).map_err(zerr(format!("reading {}", path.display())))?
+        }
         None => zenoh::Config::default(),
     };
     let json = |v: &[String]| {

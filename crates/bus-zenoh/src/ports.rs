@@ -6,8 +6,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use fastfeed_bus::{
-    Accounting, BusError, Envelope, Message, Priority, Publisher, PublisherQos, Receiver,
-    Record, Securities, Sender, Sequencer, Subscriber, Topic,
+    Accounting, BusError, Envelope, Message, Priority, Publisher, PublisherQos, Receiver, Record,
+    Securities, Sender, Sequencer, Subscriber, Topic,
 };
 use zenoh::pubsub::Publisher as ZPublisher;
 use zenoh::qos::CongestionControl;
@@ -100,8 +100,11 @@ impl<R: Record> ZenohPublisher<R> {
             }
             Ok(self.dense[i].as_ref().expect("declared above"))
         } else {
-            if !self.sparse.contains_key(&security) {
-                let p = self.declare(security)?;
+            let new = match self.sparse.get(&security) {
+                Some(_) => None,
+                None => Some(self.declare(security)?),
+            };
+            if let Some(p) = new {
                 self.sparse.insert(security, p);
             }
             Ok(&self.sparse[&security])

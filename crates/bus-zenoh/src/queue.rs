@@ -149,7 +149,10 @@ mod tests {
         for i in 0..10 {
             q.push(i);
         }
-        assert_eq!((q.pop(), q.pop(), q.pop(), q.pop()), (Some(7), Some(8), Some(9), None));
+        assert_eq!(
+            (q.pop(), q.pop(), q.pop(), q.pop()),
+            (Some(7), Some(8), Some(9), None)
+        );
         assert_eq!(q.dropped(), 7);
     }
 

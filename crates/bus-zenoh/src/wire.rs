@@ -123,10 +123,7 @@ mod tests {
         let env = Sequencer::new(1).stamp(&record(3));
         let mut bytes = Vec::new();
         wire.encode(&env, &mut bytes);
-        assert_eq!(
-            wire.decode::<TestRecord>(&bytes[..71]),
-            Err(Reject::Size)
-        );
+        assert_eq!(wire.decode::<TestRecord>(&bytes[..71]), Err(Reject::Size));
         assert_eq!(wire.decode::<TestRecord>(&[]), Err(Reject::Size));
         let mut newer = bytes.clone();
         newer[2] = 2;

@@ -205,3 +205,84 @@ fn cross_process_echo() {
     let status = child.wait().unwrap();
     assert!(status.success(), "child failed: {status}");
 }
+
+#[test]
+fn security_ids_past_the_table_are_published_too() {
+    use fastfeed_bus::{Subscriber, SubscriberQos};
+    let bus = alone("sparse");
+    let mut sub = bus
+        .subscriber::<TestRecord>(Securities::All, &SubscriberQos::default())
+        .unwrap();
+    let mut p = bus
+        .publisher::<TestRecord>(&PublisherQos::default())
+        .unwrap();
+    for id in [5, 70_000, 5, 4_000_000_000] {
+        let r = TestRecord {
+            security_id: id,
+            ..TestRecord::default()
+        };
+        p.publish(&r).unwrap();
+    }
+    assert_eq!(p.securities_declared(), 3);
+    let got: Vec<(u32, u64)> = testing::receive_n(&mut sub, 4, Duration::from_secs(5))
+        .iter()
+        .map(|e| (e.record.security_id, e.security_seq))
+        .collect();
+    assert_eq!(got, [(5, 1), (70_000, 1), (5, 2), (4_000_000_000, 1)]);
+}
+
+/// A recorder with a queue of 16 that reads slowly, in another session whose publisher waits
+/// on congestion, gets every record.
+#[test]
+fn slow_recorder_gets_every_record_when_the_publisher_blocks() {
+    use fastfeed_bus::{Subscriber, SubscriberClass, SubscriberQos};
+    let ep = endpoint();
+    let a = ZenohBus::new(
+        &feed("recorder"),
+        ZenohConfig {
+            listen: vec![ep.clone()],
+            block_when_congested: true,
+            ..ZenohConfig::default()
+        },
+    )
+    .unwrap();
+    let b = ZenohBus::new(
+        &feed("recorder"),
+        ZenohConfig {
+            connect: vec![ep],
+            ..ZenohConfig::default()
+        },
+    )
+    .unwrap();
+    let qos = SubscriberQos {
+        class: SubscriberClass::Recorder,
+        queue: 16,
+    };
+    let mut sub = b.subscriber::<TestRecord>(Securities::All, &qos).unwrap();
+    testing::handshake(&a, &b);
+    let n = 20_000u64;
+    let publisher = std::thread::spawn(move || {
+        let mut p = a.publisher::<TestRecord>(&PublisherQos::default()).unwrap();
+        for i in 0..n {
+            p.publish(&record(i)).unwrap();
+        }
+        a // kept open until the reader is done
+    });
+    let mut seqs = Vec::new();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while (seqs.len() as u64) < n && Instant::now() < deadline {
+        match sub.try_recv().unwrap() {
+            Some(env) => {
+                seqs.push(env.seq);
+                if env.seq % 2000 == 0 {
+                    std::thread::sleep(Duration::from_millis(20)); // a slow disk
+                }
+            }
+            None => sub.pause(),
+        }
+    }
+    let _a = publisher.join().unwrap();
+    assert_eq!(seqs, (1..=n).collect::<Vec<_>>());
+    assert_eq!(sub.counters().missed, 0);
+    assert_eq!(sub.dropped(), 0);
+}

@@ -239,7 +239,11 @@ pub fn roundtrip_across<P: Bus, S: Bus>(publisher_bus: &P, subscriber_bus: &S) {
             got.push(env);
         }
     }
-    got.extend(receive_n(&mut sub, 10_000 - got.len(), Duration::from_secs(10)));
+    got.extend(receive_n(
+        &mut sub,
+        10_000 - got.len(),
+        Duration::from_secs(10),
+    ));
     assert_eq!(got.len(), 10_000, "counters: {:?}", sub.counters());
     for (i, env) in got.iter().enumerate() {
         let i = i as u64;

@@ -11,7 +11,7 @@ use fastfeed_bus::{Bus, Securities, SubscriberQos};
 use fastfeed_bus_shm::{ShmBus, ShmConfig, WaitMode};
 use fastfeed_publish::RecordSubscriber;
 
-use super::bus::BusKind;
+use super::bus::{BusKind, ZenohArgs};
 
 #[derive(Args, Clone)]
 pub struct SubscribeArgs {
@@ -20,6 +20,8 @@ pub struct SubscribeArgs {
     /// The bus that carries the records.
     #[arg(long, value_enum, default_value_t = BusKind::Shm)]
     pub bus: BusKind,
+    #[command(flatten)]
+    pub zenoh: ZenohArgs,
     /// "all", or security ids separated by commas.
     #[arg(long, default_value = "all")]
     pub securities: String,
@@ -74,6 +76,7 @@ pub fn run(a: SubscribeArgs) -> Result<ExitCode> {
                 ShmBus::with_config(&a.feed, config).context("opening the shared-memory bus")?;
             run_on(&bus, &a)
         }
+        BusKind::Zenoh => run_on(&a.zenoh.open(&a.feed)?, &a),
     }
 }
 
