@@ -24,12 +24,20 @@ fn publish_to_subscriber_over_zenoh() {
     );
     // The subscriber connects first and keeps retrying until the publisher listens.
     let mut args = strings(&["subscribe", "--bus", "zenoh", "--feed", "zt"]);
-    args.extend(strings(&["--connect", &ep, "--idle-timeout", "20"]));
+    // A recorder, and a publisher that waits on congestion: the file goes out at full speed.
+    args.extend(strings(&[
+        "--connect",
+        &ep,
+        "--idle-timeout",
+        "20",
+        "--recorder",
+    ]));
     args.extend(["--report-json".into(), path_arg(&sub_json)]);
     args.extend(["--dump".into(), path_arg(&dump)]);
     let subscriber = Proc::spawn("subscriber", &args);
     let mut args = strings(&["publish", "simple", "--bus", "zenoh", "--feed", "zt"]);
     args.extend(strings(&["--listen", &ep, "--wait-subscribers", "1"]));
+    args.push("--block-when-congested".into());
     args.extend(["-f".into(), path_arg(&file)]);
     args.extend(["--report-json".into(), path_arg(&pub_json)]);
     let mut publisher = Proc::spawn("publisher", &args);

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use fastfeed_bus::{Bus, Securities, SubscriberQos};
+use fastfeed_bus::{Bus, Securities, SubscriberClass, SubscriberQos};
 use fastfeed_bus_shm::{ShmBus, ShmConfig, WaitMode};
 use fastfeed_publish::RecordSubscriber;
 
@@ -25,6 +25,10 @@ pub struct SubscribeArgs {
     /// "all", or security ids separated by commas.
     #[arg(long, default_value = "all")]
     pub securities: String,
+    /// Recorder class: on Zenoh a full queue holds the session's receiving task instead of
+    /// dropping the oldest (with the publisher's --block-when-congested, nothing is lost).
+    #[arg(long)]
+    pub recorder: bool,
     /// Do not echo records back to the publisher.
     #[arg(long)]
     pub no_echo: bool,
@@ -81,7 +85,14 @@ pub fn run(a: SubscribeArgs) -> Result<ExitCode> {
 }
 
 fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
-    let qos = SubscriberQos::default();
+    let qos = SubscriberQos {
+        class: if a.recorder {
+            SubscriberClass::Recorder
+        } else {
+            SubscriberClass::Screen
+        },
+        ..SubscriberQos::default()
+    };
     let mut sub = RecordSubscriber::new(bus, &securities(&a.securities)?, &qos, !a.no_echo)?;
     // Dumped records are kept and written at the end: formatting them in the receive loop
     // would make this subscriber the slow one it is meant to observe.
