@@ -134,13 +134,16 @@ impl Echo {
 pub struct Control {
     /// One of the `Control::*` kind constants; receivers ignore kinds they do not know.
     pub kind: u32,
-    /// Id of the sender: the publisher's id for `DONE`, the subscriber's for `HELLO`/`BYE`.
+    /// Id of the sender: the publisher's id for `DONE` and `PUBLISHER*`, the subscriber's for
+    /// `HELLO`/`BYE`.
     pub sender: u32,
     /// [`Record::type_tag`] the message refers to, 0 for "all types".
     pub type_tag: u32,
     /// Zero.
     pub _pad: u32,
-    /// For `DONE`: the last `seq` published for `type_tag`. For `BYE`: the echoes sent.
+    /// For `DONE`: the last `seq` published for `type_tag`. For `BYE`: the echoes sent. For
+    /// `PUBLISHER*`: when the publisher started ([`now_ns`](crate::now_ns)), so two publishers
+    /// agree on which came first.
     pub count: u64,
 }
 
@@ -157,6 +160,12 @@ impl Control {
     pub const HELLO: u32 = 2;
     /// A subscriber leaves.
     pub const BYE: u32 = 3;
+    /// A publisher is on the feed and wants no echoes. Sent when it starts, in answer to
+    /// each `HELLO` and now and then: subscribers learn whom to echo, and a second
+    /// publisher on the feed learns it is not alone.
+    pub const PUBLISHER: u32 = 4;
+    /// As [`Control::PUBLISHER`], for a publisher that wants every record echoed.
+    pub const PUBLISHER_ECHO: u32 = 5;
 
     /// A control message of `kind`.
     pub fn new(kind: u32, sender: u32, type_tag: u32, count: u64) -> Control {

@@ -100,3 +100,19 @@ pub fn bytes_or_stdin(path: &Path) -> Result<Vec<u8>> {
         .context("reading standard input")?;
     Ok(data)
 }
+
+/// Checks, before a run, that an output file can be written: its folder exists and it is not
+/// a folder. It is opened for writing (created empty if new), so a run's results are not
+/// lost at the end to a mistyped path.
+pub fn writable(path: &Path, what: &str) -> Result<()> {
+    if path.is_dir() {
+        bail!("{what} {}: is a folder, not a file", path.display());
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .with_context(|| format!("{what} {}: cannot write it", path.display()))?;
+    Ok(())
+}

@@ -80,8 +80,10 @@ fn a_stuck_subscriber_stalls_no_one_and_counts_what_it_missed() {
     // ended too, both while the stuck one was still stuck.
     let took =
         Duration::from_secs_f64(publisher["first_to_last_packet_ms"].as_f64().unwrap() / 1e3);
+    // Waiting for the stuck subscriber would take the whole stall; on a busy 2-core machine
+    // the multicaster alone can take over 2 s to send, so half the stall is the bound.
     assert!(
-        took < STALL / 4,
+        took < STALL / 2,
         "the publisher took {took:?} over the packets"
     );
     assert!(

@@ -52,7 +52,9 @@ pub enum Error {
 /// Rust source for the templates in `xml`; `source` names them in the header.
 pub fn generate(xml: &str, source: &str) -> Result<String, Error> {
     let templates = fastfeed_codec::template::parse(xml)?;
-    if templates.is_empty() {
+    // The SCP templates (Reset, Hello, Alert) are added to every set and generated too, so a
+    // generated decoder honours a Reset like the interpreter; they alone are not a template set.
+    if templates.iter().all(|t| t.session) {
         return Err(Error::Unsupported("no templates with an id".into()));
     }
     let plan = plan::Plan::new(&templates)?;

@@ -3,13 +3,14 @@
 
 use std::time::{Duration, Instant};
 
-use fastfeed_bus::{now_ns, Bus, BusError, Control, Echo, PublisherQos, Receiver};
+use fastfeed_bus::{now_ns, Bus, BusError, Control, Echo, PublisherQos, Receiver, Sender};
 use fastfeed_codec::{CodecError, Decoder, Handler, Templates};
 use fastfeed_feed::{SeqCounters, SeqOutcome, SequenceTracker};
 use fastfeed_records::{Converter, Record};
 use fastfeed_stats::Stage;
 
-use crate::{RecordPublishers, PACKET_HEADER_LEN};
+use crate::peers::{Peers, Rival};
+use crate::{RecordPublishers, HEARTBEAT, PACKET_HEADER_LEN};
 
 #[derive(Debug, Clone, Default)]
 pub struct PublisherOptions {
@@ -22,6 +23,9 @@ pub struct PublisherOptions {
     pub first_seq: Option<u64>,
     /// The record publishers' quality of service.
     pub qos: PublisherQos,
+    /// Echoes counted but not timed at the start: the first round trips pay for cold
+    /// caches, page faults and the subscriber's first wake-up, not the steady path.
+    pub warmup: u64,
 }
 
 /// What happened to the packets and messages, reconciled: datagrams = `packets.received` +
@@ -42,6 +46,12 @@ pub struct PublisherCounters {
     /// Echoes answering another publisher on the same feed: not ours to time.
     pub echoes_other: u64,
     pub done: bool,
+    /// Subscribers that said hello, that said bye, and that went silent without a bye.
+    pub subscribers_seen: u64,
+    pub subscribers_left: u64,
+    pub subscribers_silent: u64,
+    /// Other publishers heard on the same feed.
+    pub other_publishers: u64,
 }
 
 /// A packet that did not decode: which one, where, and why.
@@ -75,6 +85,7 @@ pub struct DecodingPublisher<B: Bus> {
     echo_rx: Option<B::Receiver<Echo>>,
     /// The bus's publisher id: our envelopes carry it, and so do the echoes answering them.
     id: u32,
+    feed: String,
     /// The records of the last message decoded.
     records: Vec<Record>,
     /// The records of the packet being decoded, published once all of it decoded.
@@ -83,7 +94,10 @@ pub struct DecodingPublisher<B: Bus> {
     pub decode: Stage,
     pub publish: Stage,
     pub round_trip: Stage,
-    subscribers: Vec<u32>,
+    peers: Peers,
+    /// When this publisher started ([`now_ns`]): of two on one feed, the later one yields.
+    started_ns: u64,
+    last_announce: Option<Instant>,
     first_packet: Option<Instant>,
     last_packet: Option<Instant>,
 }
@@ -122,7 +136,7 @@ impl<B: Bus> DecodingPublisher<B> {
         } else {
             "decode+convert /msg"
         };
-        Ok(DecodingPublisher {
+        let mut p = DecodingPublisher {
             converter: Converter::new(&templates),
             decoder: Decoder::new(templates),
             tracker: match opts.first_seq {
@@ -142,27 +156,125 @@ impl<B: Bus> DecodingPublisher<B> {
                 None
             },
             id: bus.id(),
+            feed: bus.feed().to_string(),
             records: Vec::with_capacity(64),
             pending: Vec::with_capacity(256),
             counters: PublisherCounters::default(),
             decode: Stage::new(decode_name),
             publish: Stage::new("publish /record"),
             round_trip: Stage::new("round trip /record"),
-            subscribers: Vec::new(),
+            peers: Peers::default(),
+            started_ns: now_ns(),
+            last_announce: None,
             first_packet: None,
             last_packet: None,
             opts,
-        })
+        };
+        p.announce()?;
+        Ok(p)
     }
 
-    /// Distinct subscribers that said hello so far.
-    pub fn subscribers(&mut self) -> Result<usize, BusError> {
+    /// Tells the feed this publisher is on it, and whether it wants echoes.
+    fn announce(&mut self) -> Result<(), BusError> {
+        let kind = if self.opts.echo {
+            Control::PUBLISHER_ECHO
+        } else {
+            Control::PUBLISHER
+        };
+        self.control_tx
+            .send(Control::new(kind, self.id, 0, self.started_ns))?;
+        self.last_announce = Some(Instant::now());
+        Ok(())
+    }
+
+    /// Takes the control messages queued: subscribers' HELLO (answered with an announcement,
+    /// so they know whether to echo) and BYE, other publishers; announces itself now and
+    /// then, and reports subscribers gone silent.
+    pub fn poll_control(&mut self) -> Result<(), BusError> {
+        let now = Instant::now();
+        let mut answer = false;
         while let Some(c) = self.control_rx.try_recv()? {
-            if c.kind == Control::HELLO && !self.subscribers.contains(&c.sender) {
-                self.subscribers.push(c.sender);
+            match c.kind {
+                Control::HELLO if self.peers.hello(c.sender, now) => {
+                    self.counters.subscribers_seen += 1;
+                    answer = true;
+                }
+                Control::BYE => {
+                    self.peers.bye(c.sender);
+                    self.counters.subscribers_left += 1;
+                }
+                Control::PUBLISHER | Control::PUBLISHER_ECHO | Control::DONE
+                    if c.sender != self.id =>
+                {
+                    let started = if c.kind == Control::DONE {
+                        u64::MAX
+                    } else {
+                        c.count
+                    };
+                    if let Some(r) = self.peers.rival(c.sender, started) {
+                        answer = true;
+                        self.on_rival(r);
+                    }
+                }
+                _ => {}
             }
         }
-        Ok(self.subscribers.len())
+        for id in self.peers.newly_silent(now) {
+            self.counters.subscribers_silent += 1;
+            eprintln!(
+                "subscriber {id} not heard from for {} s and no bye: it died or is stuck",
+                crate::peers::SILENT_AFTER.as_secs()
+            );
+        }
+        let due = self
+            .last_announce
+            .is_none_or(|t| now.duration_since(t) >= HEARTBEAT);
+        if answer || due {
+            self.announce()?;
+        }
+        Ok(())
+    }
+
+    fn on_rival(&mut self, r: Rival) {
+        self.counters.other_publishers = self.peers.rivals.len() as u64;
+        if r.started_ns != u64::MAX && !r.is_older_than(self.id, self.started_ns) {
+            eprintln!(
+                "another publisher (id {}) came onto feed {:?}: it is told this one was \
+                 first and should stop; its echoes are counted apart",
+                r.id, self.feed
+            );
+        }
+    }
+
+    /// Another publisher that was on the feed before this one, if one was heard of.
+    pub fn older_publisher(&self) -> Option<u32> {
+        self.peers
+            .rivals
+            .iter()
+            .find(|r| r.is_older_than(self.id, self.started_ns))
+            .map(|r| r.id)
+    }
+
+    /// Listens on the control channel for `window` (a few announcement periods) and
+    /// returns another publisher that was on the feed first, if any: the caller should
+    /// then not publish, or subscribers would get both feeds mixed.
+    pub fn wait_alone(&mut self, window: Duration) -> Result<Option<u32>, BusError> {
+        let deadline = Instant::now() + window;
+        self.announce()?;
+        while Instant::now() < deadline {
+            self.poll_control()?;
+            if let Some(id) = self.older_publisher() {
+                return Ok(Some(id));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(self.older_publisher())
+    }
+
+    /// Subscribers that said hello so far and are still heard from.
+    pub fn subscribers(&mut self) -> Result<usize, BusError> {
+        self.poll_control()?;
+        Ok(self.peers.active())
     }
 
     /// Waits until `n` subscribers said hello or `timeout` passes; returns how many did.
@@ -185,6 +297,8 @@ impl<B: Bus> DecodingPublisher<B> {
         let now = Instant::now();
         self.first_packet.get_or_insert(now);
         self.last_packet = Some(now);
+        // Before publishing: a subscriber that just said hello learns whether to echo.
+        self.poll_control()?;
         let Some(seq) = self.check_sequence(packet) else {
             return Ok(self.counters.done);
         };
@@ -201,7 +315,13 @@ impl<B: Bus> DecodingPublisher<B> {
                 error,
             }),
         }
-        self.poll_echoes()?;
+        take_echoes(
+            &self.echo_rx,
+            self.id,
+            &mut self.round_trip,
+            &mut self.counters,
+            self.opts.warmup,
+        )?;
         Ok(self.counters.done)
     }
 
@@ -278,6 +398,7 @@ impl<B: Bus> DecodingPublisher<B> {
                 self.id,
                 &mut self.round_trip,
                 &mut self.counters,
+                self.opts.warmup,
             )?;
         }
         self.counters.records += self.pending.len() as u64;
@@ -291,14 +412,45 @@ impl<B: Bus> DecodingPublisher<B> {
         }
     }
 
-    /// Takes queued echoes and records their round trip.
+    /// Takes queued echoes and records their round trip; takes control messages too.
     pub fn poll_echoes(&mut self) -> Result<(), BusError> {
+        self.poll_control()?;
         take_echoes(
             &self.echo_rx,
             self.id,
             &mut self.round_trip,
             &mut self.counters,
+            self.opts.warmup,
         )
+    }
+
+    /// Spins taking echoes until each active subscriber echoed every record published so
+    /// far, or none came for `quiet`: the round trip is measured by a process that is
+    /// awake, and the caller may then block on its socket instead of spinning between
+    /// packets (a filtered or slow subscriber ends the spin by going quiet).
+    pub fn await_echoes(&mut self, quiet: Duration) -> Result<(), BusError> {
+        if self.echo_rx.is_none() {
+            return Ok(());
+        }
+        let want = self.counters.records * self.peers.active() as u64;
+        let mut last = Instant::now();
+        while self.counters.echoes < want && last.elapsed() < quiet {
+            let before = self.counters.echoes;
+            take_echoes(
+                &self.echo_rx,
+                self.id,
+                &mut self.round_trip,
+                &mut self.counters,
+                self.opts.warmup,
+            )?;
+            if self.counters.echoes > before {
+                last = Instant::now();
+            } else {
+                // Yield, not spin: on a crowded machine the subscriber may need this core.
+                std::thread::yield_now();
+            }
+        }
+        Ok(())
     }
 
     /// Sends the Done token and, with echo on, collects echoes until every record came
@@ -309,7 +461,7 @@ impl<B: Bus> DecodingPublisher<B> {
         if let Some(pubs) = &self.pubs {
             pubs.send_done(&self.control_tx, self.id)?;
         }
-        let want = self.counters.records * self.subscribers.len().max(1) as u64;
+        let want = self.counters.records * self.peers.active().max(1) as u64;
         let deadline = Instant::now() + timeout;
         let mut last_echo = Instant::now();
         while self.opts.echo
@@ -335,6 +487,11 @@ impl<B: Bus> DecodingPublisher<B> {
             .unwrap_or_default()
     }
 
+    /// Echoes not timed at the start ([`PublisherOptions::warmup`]).
+    pub fn warmup(&self) -> u64 {
+        self.opts.warmup
+    }
+
     /// Time from the first to the last packet.
     pub fn elapsed(&self) -> Duration {
         match (self.first_packet, self.last_packet) {
@@ -355,11 +512,14 @@ fn take_echoes<R: Receiver<Echo>>(
     id: u32,
     stage: &mut Stage,
     counters: &mut PublisherCounters,
+    warmup: u64,
 ) -> Result<(), BusError> {
     if let Some(rx) = rx {
         while let Some(e) = rx.try_recv()? {
             if e.publisher == id {
-                stage.record(now_ns().saturating_sub(e.sent_ns));
+                if counters.echoes >= warmup {
+                    stage.record(now_ns().saturating_sub(e.sent_ns));
+                }
                 counters.echoes += 1;
             } else {
                 counters.echoes_other += 1;

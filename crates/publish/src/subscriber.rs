@@ -2,12 +2,16 @@
 //! them, hands each to the caller, and echoes it back unless told not to. It ends when the
 //! publisher's Done token has arrived and every record up to it was seen, or when idle.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use fastfeed_bus::{Bus, BusError, Control, Echo, Receiver, Securities, Sender, SubscriberQos};
 use fastfeed_records::Record;
 
-use crate::RecordSubscribers;
+use crate::{RecordSubscribers, HEARTBEAT};
+
+/// How long a subscriber waits, hearing no publisher, before it says what it waits for.
+pub const WAITING_NOTICE: Duration = Duration::from_secs(1);
 
 #[derive(Debug, Clone, Default)]
 pub struct SubscriberReport {
@@ -19,8 +23,13 @@ pub struct SubscriberReport {
     pub missed: u64,
     pub echoed: u64,
     pub done_seen: bool,
-    /// Done seen and every record announced by it accounted for.
+    /// Done seen and every record announced by it accounted for, from one publisher.
     pub complete: bool,
+    /// Publishers heard on the feed (records, announcements, Done): more than one mixes
+    /// two feeds' records, which then cannot be accounted for.
+    pub publishers: Vec<u32>,
+    /// Stopped by the caller's flag (Ctrl-C) before the end: a partial report.
+    pub interrupted: bool,
 }
 
 /// One record type's part of a [`SubscriberReport`].
@@ -46,6 +55,8 @@ pub struct RecordSubscriber<B: Bus> {
     control_rx: B::Receiver<Control>,
     echo_tx: Option<B::Sender<Echo>>,
     id: u32,
+    feed: String,
+    stop: Option<&'static AtomicBool>,
 }
 
 impl<B: Bus> RecordSubscriber<B> {
@@ -61,7 +72,15 @@ impl<B: Bus> RecordSubscriber<B> {
             control_rx: bus.control_receiver()?,
             echo_tx: if echo { Some(bus.echo_sender()?) } else { None },
             id: std::process::id(),
+            feed: bus.feed().to_string(),
+            stop: None,
         })
+    }
+
+    /// Makes [`Self::run`] end, with the report so far, once `flag` is set (a signal
+    /// handler's flag).
+    pub fn stop_on(&mut self, flag: &'static AtomicBool) {
+        self.stop = Some(flag);
     }
 
     /// Runs until Done (and the records it announces) or `idle` without any traffic.
@@ -74,26 +93,31 @@ impl<B: Bus> RecordSubscriber<B> {
         let mut done: Vec<Done> = Vec::new();
         let mut last_activity = Instant::now();
         let mut last_hello: Option<Instant> = None;
+        let started = Instant::now();
+        let mut told_waiting = false;
+        // Publishers that asked for echoes: a publisher run with --no-echo gets none.
+        let mut echo_to: Vec<u32> = Vec::new();
         loop {
-            let echo_tx = &self.echo_tx;
-            let id = self.id;
-            let mut send_err = None;
-            let n = self.subs.drain(|r, d| {
-                on_record(&r);
-                if let Some(tx) = echo_tx {
-                    match tx.send(Echo::answer(&d.header, d.type_tag, id)) {
-                        Ok(_) => report.echoed += 1,
-                        Err(e) => send_err = Some(e),
-                    }
-                }
-            })?;
-            if let Some(e) = send_err {
-                return Err(e);
+            if self
+                .stop
+                .as_ref()
+                .is_some_and(|f| f.load(Ordering::Relaxed))
+            {
+                report.interrupted = true;
+                break;
             }
-            if n > 0 {
-                last_activity = Instant::now();
-            }
+            // Control first: a publisher's announcement arrives before its first records.
             while let Some(c) = self.control_rx.try_recv()? {
+                if matches!(
+                    c.kind,
+                    Control::PUBLISHER | Control::PUBLISHER_ECHO | Control::DONE
+                ) && !report.publishers.contains(&c.sender)
+                {
+                    report.publishers.push(c.sender);
+                }
+                if c.kind == Control::PUBLISHER_ECHO && !echo_to.contains(&c.sender) {
+                    echo_to.push(c.sender);
+                }
                 if c.kind == Control::DONE {
                     // The per-type DONEs come first, each on its own; the closing one (type
                     // 0) says they all came. Finishing before it could miss a type's count.
@@ -106,14 +130,53 @@ impl<B: Bus> RecordSubscriber<B> {
                     last_activity = Instant::now();
                 }
             }
-            // Until the publisher is heard from, say hello now and then: it waits for us.
-            if !report.done_seen
-                && self.subs.totals().0 == 0
-                && last_hello.is_none_or(|t| t.elapsed() >= Duration::from_millis(50))
-            {
+            let echo_tx = &self.echo_tx;
+            let id = self.id;
+            let publishers = &mut report.publishers;
+            let mut echoed = 0;
+            let mut send_err = None;
+            let n = self.subs.drain(|r, d| {
+                on_record(&r);
+                let from = d.header.publisher;
+                if !publishers.contains(&from) {
+                    publishers.push(from);
+                }
+                if let Some(tx) = echo_tx.as_ref().filter(|_| echo_to.contains(&from)) {
+                    match tx.send(Echo::answer(&d.header, d.type_tag, id)) {
+                        Ok(_) => echoed += 1,
+                        Err(e) => send_err = Some(e),
+                    }
+                }
+            })?;
+            report.echoed += echoed;
+            if let Some(e) = send_err {
+                return Err(e);
+            }
+            if n > 0 {
+                last_activity = Instant::now();
+            }
+            // Say hello often until a publisher is heard from (it may wait for us), then
+            // now and then: the publisher sees that this subscriber is still there.
+            let hello_every = if report.publishers.is_empty() {
+                Duration::from_millis(50)
+            } else {
+                HEARTBEAT
+            };
+            if !report.done_seen && last_hello.is_none_or(|t| t.elapsed() >= hello_every) {
                 self.control_tx
                     .send(Control::new(Control::HELLO, self.id, 0, 0))?;
                 last_hello = Some(Instant::now());
+            }
+            if report.publishers.is_empty() && !told_waiting && started.elapsed() >= WAITING_NOTICE
+            {
+                told_waiting = true;
+                eprintln!(
+                    "waiting for a publisher on feed {:?} (none heard yet; giving up after {} s \
+                     without one): start one with `fastfeed publish --feed {}`",
+                    self.feed,
+                    idle.as_secs(),
+                    self.feed
+                );
             }
             // No bus orders the control channel against the data: the Done may overtake the
             // last records, so finish only once every announced record was seen.
@@ -122,7 +185,7 @@ impl<B: Bus> RecordSubscriber<B> {
                     .iter()
                     .all(|&(p, tag, last)| self.subs.seen_from(p, tag) >= last)
             {
-                report.complete = true;
+                report.complete = report.publishers.len() <= 1;
                 break;
             }
             if last_activity.elapsed() >= idle {

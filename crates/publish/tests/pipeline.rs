@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use fastfeed_bus::{LocalBus, Securities, SubscriberQos};
+use fastfeed_bus::{Bus, LocalBus, Securities, SubscriberQos};
 use fastfeed_packet::len32le_packets;
 use fastfeed_publish::{DecodingPublisher, PublisherOptions, RecordSubscriber};
 use fastfeed_records::Record;
@@ -107,7 +107,8 @@ fn a_filtered_subscriber_accounts_for_every_record() {
     assert_eq!(p.counters.echoes, report.received);
 }
 
-/// Two publishers on one feed: each times only the echoes answering it.
+/// Two publishers on one feed: each times only the echoes answering it, and the subscriber
+/// does not call the mixture complete.
 #[test]
 fn echoes_go_to_their_publisher() {
     let bus = LocalBus::new("two").unwrap();
@@ -124,10 +125,59 @@ fn echoes_go_to_their_publisher() {
     }
     p.finish(Duration::from_secs(5)).unwrap();
     let (report, _) = sub.join().unwrap();
-    assert!(report.complete);
+    assert!(report.done_seen && !report.complete, "{report:?}");
+    let mut publishers = report.publishers.clone();
+    publishers.sort();
+    let mut ids = vec![bus.id(), other.id()];
+    ids.sort();
+    assert_eq!(publishers, ids);
     q.poll_echoes().unwrap();
     let (mine, theirs) = (p.counters.records, q.counters.records);
     assert_eq!(report.received, mine + theirs);
     assert_eq!((p.counters.echoes, p.counters.echoes_other), (mine, theirs));
     assert_eq!((q.counters.echoes, q.counters.echoes_other), (theirs, mine));
+}
+
+/// A publisher that wants no echoes gets none: the subscriber learns it from the publisher's
+/// announcement, whatever its own echo setting.
+#[test]
+fn a_publisher_without_echo_gets_no_echoes() {
+    let bus = LocalBus::new("no-echo").unwrap();
+    let sub = subscribe(bus.join(), Securities::All);
+    let opts = PublisherOptions {
+        echo: false,
+        ..options()
+    };
+    let mut p = DecodingPublisher::new(&bus, Kind::Simple.templates(), opts).unwrap();
+    p.wait_for_subscribers(1, Duration::from_secs(20)).unwrap();
+    // Listens to the echo channel as a publisher that wanted echoes would.
+    let echoes = fastfeed_bus::Bus::echo_receiver(&bus).unwrap();
+    for packet in packets(Kind::Simple, 500) {
+        p.on_packet(&packet).unwrap();
+    }
+    p.finish(Duration::from_secs(5)).unwrap();
+    let (report, _) = sub.join().unwrap();
+    assert!(report.complete, "{report:?}");
+    assert_eq!(report.received, p.counters.records);
+    assert_eq!(report.echoed, 0);
+    assert_eq!(p.counters.echoes, 0);
+    assert!(fastfeed_bus::Receiver::try_recv(&echoes).unwrap().is_none());
+}
+
+/// A publisher started on a feed that already has one learns it came second.
+#[test]
+fn a_second_publisher_learns_it_is_second() {
+    let bus = LocalBus::new("second").unwrap();
+    let other = bus.join();
+    let mut first = DecodingPublisher::new(&bus, Kind::Simple.templates(), options()).unwrap();
+    let mut second = DecodingPublisher::new(&other, Kind::Simple.templates(), options()).unwrap();
+    assert_eq!(second.older_publisher(), None);
+    // The first hears the second's announcement and answers it.
+    first.poll_control().unwrap();
+    assert_eq!(first.counters.other_publishers, 1);
+    assert_eq!(first.older_publisher(), None);
+    assert_eq!(
+        second.wait_alone(Duration::from_millis(500)).unwrap(),
+        Some(bus.id())
+    );
 }

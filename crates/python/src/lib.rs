@@ -38,29 +38,33 @@ impl Templates {
         Self::from_xml(py, &xml)
     }
 
-    /// The template names, in file order.
+    /// The template names, in file order. The FAST session control templates (Reset 120,
+    /// Hello, Alert) that every decoder knows without the file are not listed.
     #[getter]
     fn names(&self) -> Vec<String> {
-        self.inner.iter().map(|t| t.name.clone()).collect()
+        self.own().map(|t| t.name.clone()).collect()
     }
 
-    /// The template ids, in file order.
+    /// The template ids, in file order (session control templates left out, as in `names`).
     #[getter]
     fn ids(&self) -> Vec<u32> {
-        self.inner.iter().map(|t| t.id).collect()
+        self.own().map(|t| t.id).collect()
     }
 
     fn __len__(&self) -> usize {
-        self.inner.len()
+        self.own().count()
     }
 
     fn __repr__(&self) -> String {
-        let names: Vec<String> = self
-            .inner
-            .iter()
-            .map(|t| format!("{}={}", t.name, t.id))
-            .collect();
+        let names: Vec<String> = self.own().map(|t| format!("{}={}", t.name, t.id)).collect();
         format!("Templates({})", names.join(", "))
+    }
+}
+
+impl Templates {
+    /// The file's own templates.
+    fn own(&self) -> impl Iterator<Item = &fastfeed_codec::template::Template> {
+        self.inner.iter().filter(|t| !t.session)
     }
 }
 

@@ -9,6 +9,7 @@
 
 mod convert;
 pub mod feed;
+mod json;
 #[cfg(test)]
 mod layout;
 mod map;

@@ -6,23 +6,29 @@ use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitCode, Stdio};
+use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 
 use super::bus::BusKind;
 use super::generate::{DataSet, GenerateArgs};
 use super::multicast::FaultArgs;
+use crate::{input, signals};
 
 #[derive(Args, Clone)]
 pub struct DemoArgs {
+    /// Which simulated data to generate and send.
     #[arg(value_enum, default_value = "simple")]
     pub data: DataSet,
     /// Messages to generate.
     #[arg(short = 'n', long, default_value_t = 30_000)]
     pub count: usize,
-    #[arg(short = 'g', long, default_value = super::multicast::DEFAULT_GROUP)]
-    pub group: SocketAddrV4,
+    /// Multicast group and port the packets are sent to over loopback (by default one of
+    /// this demo's own, from its process id, so two demos at once never mix).
+    #[arg(short = 'g', long)]
+    pub group: Option<SocketAddrV4>,
     /// The bus that carries the records from the publisher to the subscriber.
     #[arg(long, value_enum, default_value_t = BusKind::Shm)]
     pub bus: BusKind,
@@ -36,7 +42,7 @@ pub struct DemoArgs {
     /// Where to write the generated data (a temporary folder by default).
     #[arg(long)]
     pub dir: Option<PathBuf>,
-    /// Also write each record the subscriber receives to this file.
+    /// Also write each record the subscriber receives to this file (JSON Lines).
     #[arg(long)]
     pub dump: Option<PathBuf>,
     /// Draw the publisher's latency percentiles into this PNG file.
@@ -54,11 +60,15 @@ pub struct DemoArgs {
 }
 
 fn spawn(args: &[String], stdout: Stdio) -> Result<Child> {
+    use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().context("locating the fastfeed executable")?;
     Command::new(exe)
         .args(args)
         .stdout(stdout)
         .stderr(Stdio::inherit())
+        // A process group of its own: Ctrl-C reaches the demo alone, which passes it on
+        // once, so each child stops with its partial report.
+        .process_group(0)
         .spawn()
         .with_context(|| format!("starting fastfeed {}", args.join(" ")))
 }
@@ -73,17 +83,124 @@ fn strings(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()
 }
 
+/// A child of the demo, with its standard output read by a thread (so a child never blocks
+/// on a full pipe, and the demo never blocks on a child).
+struct Running {
+    name: &'static str,
+    child: Child,
+    status: Option<std::process::ExitStatus>,
+    output: Option<std::thread::JoinHandle<String>>,
+}
+
+impl Running {
+    fn new(name: &'static str, mut child: Child, lines: Option<Sender<String>>) -> Running {
+        let output = child.stdout.take().map(|out| {
+            std::thread::spawn(move || {
+                let mut out = BufReader::new(out);
+                let mut first = String::new();
+                if let Some(tx) = lines {
+                    let _ = out.read_line(&mut first);
+                    let _ = tx.send(first.trim().to_string());
+                    first.clear();
+                }
+                let _ = out.read_to_string(&mut first);
+                first
+            })
+        });
+        Running {
+            name,
+            child,
+            status: None,
+            output,
+        }
+    }
+
+    /// Whether it ended (noting its status).
+    fn ended(&mut self) -> Result<bool> {
+        if self.status.is_none() {
+            self.status = self.child.try_wait()?;
+        }
+        Ok(self.status.is_some())
+    }
+
+    fn failed(&self) -> bool {
+        self.status.is_some_and(|s| !s.success())
+    }
+
+    /// Ended unable to run (exit 2 or more, or a signal), not merely with records missing
+    /// (exit 1): the rest of the demo cannot go on.
+    fn broke(&self) -> bool {
+        self.status.is_some_and(|s| s.code().is_none_or(|c| c >= 2))
+    }
+
+    /// Asks it to stop (as Ctrl-C), waits up to `grace`, then kills it.
+    fn stop(&mut self, grace: Duration) -> Result<()> {
+        if self.ended()? {
+            return Ok(());
+        }
+        signals::interrupt(&self.child);
+        let deadline = Instant::now() + grace;
+        while !self.ended()? && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        if !self.ended()? {
+            eprintln!("fastfeed demo: the {} did not stop: killed", self.name);
+            let _ = self.child.kill();
+            self.status = Some(self.child.wait()?);
+        }
+        Ok(())
+    }
+
+    fn output(&mut self) -> String {
+        self.output
+            .take()
+            .map(|h| h.join().unwrap_or_default())
+            .unwrap_or_default()
+    }
+}
+
+/// Removes the demo's own temporary folder when the demo ends, however it ends.
+struct TempDir(Option<PathBuf>);
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        if let Some(d) = &self.0 {
+            let _ = std::fs::remove_dir_all(d);
+        }
+    }
+}
+
 pub fn run(a: DemoArgs) -> Result<ExitCode> {
     if !fastfeed_net::loopback_multicast_works() {
         eprintln!("fastfeed demo: {}", fastfeed_net::LOOPBACK_HINT);
         eprintln!("(or run the publisher from the file: fastfeed publish -f FILE)");
         return Ok(ExitCode::from(3));
     }
-    let dir = match &a.dir {
-        Some(d) => d.clone(),
-        None => std::env::temp_dir().join(format!("fastfeed-demo-{}", std::process::id())),
+    // Every output path checked now, not after the run.
+    for (flag, path) in [
+        ("--dump", &a.dump),
+        ("--plot", &a.plot),
+        ("--histogram", &a.histogram),
+    ] {
+        if let Some(p) = path {
+            input::writable(p, flag)?;
+        }
+    }
+    if let Some(d) = &a.report_json {
+        make_dir(d, "--report-json")?;
+    }
+    let (dir, _cleanup) = match &a.dir {
+        Some(d) => {
+            make_dir(d, "--dir")?;
+            (d.clone(), TempDir(None))
+        }
+        None => {
+            let d = std::env::temp_dir().join(format!("fastfeed-demo-{}", std::process::id()));
+            std::fs::create_dir_all(&d).with_context(|| format!("creating {}", d.display()))?;
+            (d.clone(), TempDir(Some(d)))
+        }
     };
-    std::fs::create_dir_all(&dir)?;
+    signals::install();
     let data_name = format!("{:?}", a.data).to_lowercase();
     let file = dir.join(format!("{data_name}{}.dat", a.count));
     let gen = GenerateArgs {
@@ -98,12 +215,13 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     };
     super::generate::run(gen)?;
 
-    let feed = format!("demo{}", std::process::id());
-    let group = a.group.to_string();
-    let bus = a.bus.name();
-    if let Some(d) = &a.report_json {
-        std::fs::create_dir_all(d).with_context(|| format!("creating {}", d.display()))?;
+    let conditions = Conditions::now(a.sleep_us, WARMUP.min(a.count as u64 / 10));
+    if conditions.crowded() {
+        eprintln!("{}", conditions.warning());
     }
+    let feed = format!("demo{}", std::process::id());
+    let group = a.group.unwrap_or_else(own_group).to_string();
+    let bus = a.bus.name();
     let json_in = |name: &str| a.report_json.as_ref().map(|d| d.join(name));
     let mut sub_args = strings(&[
         "subscribe",
@@ -132,7 +250,6 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     if let Some(e) = &endpoint {
         sub_args.extend(["--connect".to_string(), e.clone()]);
     }
-    let mut subscriber = spawn(&sub_args, Stdio::piped())?;
     let mut pub_args = strings(&[
         "publish",
         &data_name,
@@ -146,6 +263,10 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         "1",
         "--idle-timeout",
         "20",
+        "--warmup",
+        &conditions.warmup.to_string(),
+        "--idle-wait",
+        conditions.publisher_wait(),
     ]);
     let pub_files = [
         ("--plot", a.plot.clone()),
@@ -160,16 +281,6 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     if let Some(e) = &endpoint {
         pub_args.extend(["--listen".to_string(), e.clone()]);
     }
-    let mut publisher = spawn(&pub_args, Stdio::piped())?;
-    // The publisher prints "ready" once it has joined the group and the subscriber is there.
-    let mut pub_out = BufReader::new(publisher.stdout.take().expect("piped"));
-    let mut line = String::new();
-    pub_out.read_line(&mut line)?;
-    if line.trim() != "ready" {
-        let _ = subscriber.kill();
-        bail!("the publisher did not start (said {line:?})");
-    }
-    eprintln!("multicasting {} to {group}", file.display());
     let mut cast_args = strings(&[
         "multicast",
         "-f",
@@ -178,33 +289,196 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         &group,
         "-s",
         &a.sleep_us.to_string(),
+        "--pacing",
+        conditions.pacing(),
         "-q",
     ]);
     cast_args.extend(a.faults.to_args());
-    let mut caster = spawn(&cast_args, Stdio::inherit())?;
-    let cast_ok = caster.wait()?.success();
-    let mut report = String::new();
-    pub_out.read_to_string(&mut report)?;
-    let pub_ok = publisher.wait()?.success();
-    let mut sub_report = String::new();
-    subscriber
-        .stdout
-        .take()
-        .expect("piped")
-        .read_to_string(&mut sub_report)?;
-    let sub_ok = subscriber.wait()?.success();
+
+    let mut subscriber = Running::new("subscriber", spawn(&sub_args, Stdio::piped())?, None);
+    let (ready_tx, ready_rx) = std::sync::mpsc::channel();
+    let publisher = match spawn(&pub_args, Stdio::piped()) {
+        Ok(c) => Running::new("publisher", c, Some(ready_tx)),
+        Err(e) => {
+            subscriber.stop(STOP_GRACE)?;
+            return Err(e);
+        }
+    };
+    let mut children = vec![subscriber, publisher];
+    // Until every child ended; a child that fails, or a signal, ends the demo at once.
+    let mut failure = None;
+    loop {
+        if signals::stopped() {
+            break;
+        }
+        // The publisher prints "ready" once it has joined the group and the subscriber is
+        // there: only then is the multicaster started.
+        if let Ok(line) = ready_rx.try_recv() {
+            if line == "ready" {
+                eprintln!("multicasting {} to {group}", file.display());
+                match spawn(&cast_args, Stdio::inherit()) {
+                    Ok(c) => children.push(Running::new("multicaster", c, None)),
+                    Err(e) => {
+                        failure = Some(format!("{e:#}"));
+                        break;
+                    }
+                }
+            } else {
+                failure = Some(format!("the publisher did not start (said {line})"));
+                break;
+            }
+        }
+        let mut all_ended = true;
+        for c in &mut children {
+            all_ended &= c.ended()?;
+        }
+        if let Some(c) = children.iter().find(|c| c.broke()) {
+            failure = Some(format!(
+                "the {} failed ({})",
+                c.name,
+                c.status.expect("ended")
+            ));
+            break;
+        }
+        if all_ended {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    for c in &mut children {
+        c.stop(STOP_GRACE)?;
+    }
+    let sub_report = children[0].output();
+    let report = children[1].output();
     println!(
         "== fastfeed demo {data_name}: {} messages, publisher report",
         a.count
     );
     print!("{report}");
     print!("{sub_report}");
-    if a.dir.is_none() {
-        let _ = std::fs::remove_dir_all(&dir);
+    print!("{}", conditions.report());
+    if signals::stopped() {
+        println!("interrupted: partial reports");
+        return Ok(signals::exit_code());
     }
-    Ok(if cast_ok && pub_ok && sub_ok {
+    if let Some(why) = failure {
+        eprintln!("fastfeed demo: {why}: the demo stopped");
+        return Ok(ExitCode::from(1));
+    }
+    Ok(if children.iter().all(|c| !c.failed()) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+/// A group and port of this process's own, in the organisation-local scope 239.255/16.
+fn own_group() -> SocketAddrV4 {
+    let pid = std::process::id();
+    let ip = std::net::Ipv4Addr::new(
+        239,
+        255,
+        (20 + (pid >> 8) % 200) as u8,
+        (pid % 250 + 1) as u8,
+    );
+    SocketAddrV4::new(ip, 30_000 + (pid % 30_000) as u16)
+}
+
+/// Round trips not timed at the start of a demo (at most a tenth of the messages).
+const WARMUP: u64 = 1000;
+
+/// What the latency figure depends on, stated with it: the cores, the processes that need
+/// one, the pacing, and the load the machine had besides.
+struct Conditions {
+    cores: usize,
+    sleep_us: u64,
+    load: Option<String>,
+    /// Round trips not timed at the start.
+    warmup: u64,
+}
+
+/// Processes busy during a demo: subscriber, publisher, multicaster.
+const BUSY: usize = 3;
+
+impl Conditions {
+    fn now(sleep_us: u64, warmup: u64) -> Conditions {
+        Conditions {
+            cores: fastfeed_net::affinity::cores(),
+            sleep_us,
+            warmup,
+            load: std::fs::read_to_string("/proc/loadavg")
+                .ok()
+                .and_then(|l| l.split_whitespace().next().map(str::to_string)),
+        }
+    }
+
+    /// Fewer cores than busy processes: every one cannot spin on a core of its own.
+    fn crowded(&self) -> bool {
+        self.cores < BUSY + 1
+    }
+
+    fn publisher_wait(&self) -> &'static str {
+        if self.crowded() {
+            "block"
+        } else {
+            "spin"
+        }
+    }
+
+    fn pacing(&self) -> &'static str {
+        if self.crowded() {
+            "sleep"
+        } else {
+            "spin"
+        }
+    }
+
+    fn warning(&self) -> String {
+        format!(
+            "fastfeed demo: warning: {BUSY} processes (subscriber, publisher, multicaster) on \
+             {} core(s): the latency measured includes waiting for a core; the multicaster \
+             sleeps between packets and the publisher blocks between them to leave the cores \
+             to the measured path",
+            self.cores
+        )
+    }
+
+    fn report(&self) -> String {
+        let rate = if self.sleep_us > 0 {
+            format!("{:.0} packets/s at most", 1e6 / self.sleep_us as f64)
+        } else {
+            "as fast as it can".to_string()
+        };
+        format!(
+            "conditions: {} core(s), {BUSY} busy processes; the subscriber spins, the \
+             publisher {} between packets, the multicaster {} {} us between packets ({rate}); \
+             load average before the run {}; the first {} round trips are not timed\n",
+            self.cores,
+            if self.crowded() {
+                "spins for echoes and blocks"
+            } else {
+                "spins"
+            },
+            if self.crowded() { "sleeps" } else { "spins" },
+            self.sleep_us,
+            self.load.as_deref().unwrap_or("unknown"),
+            self.warmup,
+        )
+    }
+}
+
+/// How long a child asked to stop may take to print its report.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// Uses folder `d`, creating it if its parent exists (no whole tree from a typo).
+fn make_dir(d: &std::path::Path, flag: &str) -> Result<()> {
+    if d.is_dir() {
+        return Ok(());
+    }
+    std::fs::create_dir(d).with_context(|| {
+        format!(
+            "{flag} {}: cannot create it (its parent folder must exist)",
+            d.display()
+        )
     })
 }

@@ -5,6 +5,7 @@ pub mod codegen;
 pub mod decode;
 pub mod demo;
 pub mod encode;
+pub mod fix;
 pub mod generate;
 pub mod handle;
 pub mod multicast;

@@ -30,10 +30,14 @@ pub struct MulticastArgs {
     /// Hops a datagram may take (1: this network only).
     #[arg(long, default_value_t = 1)]
     pub ttl: u32,
-    /// Pause between sends, in microseconds (waited by yielding the CPU, not sleeping, so
-    /// small values are exact).
+    /// Pause between sends, in microseconds (see --pacing).
     #[arg(short = 's', long, default_value_t = 0)]
     pub sleep_us: u64,
+    /// spin: wait the pause by yielding the CPU, exact but busy; sleep: sleep it, a few tens
+    /// of microseconds late each time but leaving the CPU to others (when processes
+    /// outnumber cores).
+    #[arg(long, value_enum, default_value = "spin")]
+    pub pacing: Pacing,
     #[command(flatten)]
     pub faults: FaultArgs,
     /// No progress bar.
@@ -69,6 +73,16 @@ pub struct FaultArgs {
     /// Seed of the fault choices: the same seed gives the same faults.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+}
+
+/// How the pause between packets is waited.
+#[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
+pub enum Pacing {
+    /// Yield the CPU until the time comes: exact, but the process stays busy.
+    #[default]
+    Spin,
+    /// Sleep: late by the timer's slack, but idle.
+    Sleep,
 }
 
 #[derive(Clone, Copy, Debug, Default, ValueEnum, PartialEq, Eq)]
@@ -143,8 +157,13 @@ pub fn run(a: MulticastArgs) -> Result<ExitCode> {
     let mut bytes = 0usize;
     let mut next = Instant::now();
     for (i, d) in datagrams.iter().enumerate() {
-        while Instant::now() < next {
-            std::thread::yield_now();
+        match a.pacing {
+            Pacing::Spin => {
+                while Instant::now() < next {
+                    std::thread::yield_now();
+                }
+            }
+            Pacing::Sleep => std::thread::sleep(next.saturating_duration_since(Instant::now())),
         }
         bytes += sender
             .send(d)

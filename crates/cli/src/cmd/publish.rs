@@ -6,30 +6,33 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, Result};
+use anyhow::{bail, Context, Result};
 use clap::Args;
 use fastfeed_bus::Bus;
 use fastfeed_bus_shm::ShmBus;
 use fastfeed_net::McastReceiver;
 use fastfeed_packet::len32le_packets;
-use fastfeed_publish::{DecodingPublisher, PublisherOptions};
+use fastfeed_publish::{DecodingPublisher, PublisherOptions, HEARTBEAT};
 
 use super::bus::{BusKind, ZenohArgs};
 use super::generate::DataSet;
-use crate::input;
+use crate::{input, signals};
 
 #[derive(Args, Clone)]
 pub struct PublishArgs {
     /// Which templates to decode with (the simulator's), unless --templates is given.
     #[arg(value_enum, default_value = "simple")]
     pub data: DataSet,
+    /// Template XML file to decode with, instead of the simulator's.
     #[arg(short = 't', long)]
     pub templates: Option<PathBuf>,
     /// Read packets from this len32le file instead of the network.
     #[arg(short = 'f', long)]
     pub file: Option<PathBuf>,
+    /// Multicast group and port to receive the packets from.
     #[arg(short = 'g', long, default_value = super::multicast::DEFAULT_GROUP)]
     pub group: SocketAddrV4,
+    /// Address of the interface to join the group on (127.0.0.1 for this host only).
     #[arg(short = 'i', long, default_value = "127.0.0.1")]
     pub interface: Ipv4Addr,
     /// Bus feed name: topics are fastfeed/<feed>/<type>[/<security>].
@@ -69,6 +72,24 @@ pub struct PublishArgs {
     /// Draw the percentile distributions into this PNG file.
     #[arg(long)]
     pub plot: Option<PathBuf>,
+    /// Echoes counted but not timed at the start (cold caches, first wake-ups).
+    #[arg(long, default_value_t = 0)]
+    pub warmup: u64,
+    /// Between packets: spin (poll the socket, yielding the CPU), or block on the socket
+    /// after taking the packet's echoes. Block when processes outnumber cores: a spinning
+    /// publisher then takes the CPU the subscriber needs, and the round trip measures the
+    /// scheduler.
+    #[arg(long, value_enum, default_value_t = IdleWait::Spin)]
+    pub idle_wait: IdleWait,
+}
+
+/// How the publisher waits for the next packet.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum IdleWait {
+    /// Poll the socket, yielding the CPU in between.
+    Spin,
+    /// Spin for the packet's echoes, then block on the socket (1 ms at a time).
+    Block,
 }
 
 /// `--first-seq`: a number, or "any".
@@ -85,6 +106,16 @@ fn first_seq(s: &str) -> Result<FirstSeq, String> {
 }
 
 pub fn run(a: PublishArgs) -> Result<ExitCode> {
+    for (flag, path) in [
+        ("--report-json", &a.report_json),
+        ("--histogram", &a.histogram),
+        ("--plot", &a.plot),
+    ] {
+        if let Some(p) = path {
+            input::writable(p, flag)?;
+        }
+    }
+    signals::install();
     match a.bus {
         BusKind::Shm => run_on(
             &ShmBus::new(&a.feed).context("opening the shared-memory bus")?,
@@ -103,12 +134,27 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
         empty_builder: a.empty_builder,
         echo: !a.no_echo && !a.empty_builder,
         first_seq: a.first_seq.0,
+        warmup: a.warmup,
         ..PublisherOptions::default()
     };
     let mut p = DecodingPublisher::new(bus, templates, opts)?;
+    // Two publishers on one feed would mix their records at every subscriber.
+    if let Some(id) = p.wait_alone(HEARTBEAT * 2)? {
+        bail!(
+            "another publisher (id {id}) is already on feed {:?}: subscribers would get both \
+             publishers' records mixed; stop it, or give this one another --feed",
+            a.feed
+        );
+    }
     if a.wait_subscribers > 0 {
-        let n = p.wait_for_subscribers(a.wait_subscribers, Duration::from_secs(30))?;
-        eprintln!("{n} subscriber(s) ready");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while p.subscribers()? < a.wait_subscribers
+            && Instant::now() < deadline
+            && !signals::stopped()
+        {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        eprintln!("{} subscriber(s) ready", p.subscribers()?);
     }
     match &a.file {
         Some(f) => {
@@ -116,14 +162,27 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
             announce_ready()?;
             // The whole file, even past the Done message, as lingering on the network would.
             for packet in len32le_packets(&data) {
-                p.on_packet(packet?.bytes)?;
+                if signals::stopped() {
+                    break;
+                }
+                p.on_packet(
+                    packet
+                        .with_context(|| format!("reading {}", f.display()))?
+                        .bytes,
+                )?;
             }
         }
         None => receive(&mut p, a)?,
     }
     let elapsed = p.elapsed();
-    p.finish(Duration::from_secs(5))?;
+    let interrupted = signals::stopped();
+    if !interrupted {
+        p.finish(Duration::from_secs(5))?;
+    }
     print!("{}", report(&p, elapsed));
+    if interrupted {
+        println!("interrupted: a partial report (no Done sent)");
+    }
     if let Some(path) = &a.report_json {
         super::report::write(path, &super::report::publisher(&p, elapsed))?;
     }
@@ -142,7 +201,9 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
         fastfeed_stats::plot_png(&stages, png, "fastfeed publisher: latency by percentile")
             .map_err(|e| anyhow::anyhow!("plotting {}: {e}", png.display()))?;
     }
-    Ok(if p.counters.done {
+    Ok(if interrupted {
+        signals::exit_code()
+    } else if p.counters.done {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
@@ -154,19 +215,35 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
 fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<()> {
     let rx =
         McastReceiver::new(a.group, a.interface).with_context(|| format!("joining {}", a.group))?;
-    rx.set_nonblocking(true)?;
+    let block = a.idle_wait == IdleWait::Block;
+    if block {
+        rx.set_read_timeout(Some(Duration::from_millis(1)))?;
+    } else {
+        rx.set_nonblocking(true)?;
+    }
     announce_ready()?;
     let idle = Duration::from_secs(a.idle_timeout);
     let linger = Duration::from_millis(a.linger_ms);
     let mut buf = vec![0u8; 65536];
     let mut last = Instant::now();
     loop {
+        if signals::stopped() {
+            return Ok(());
+        }
         match rx.recv(&mut buf) {
             Ok(n) => {
                 last = Instant::now();
                 p.on_packet(&buf[..n])?;
+                if block {
+                    p.await_echoes(ECHO_QUIET)?;
+                }
             }
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) =>
+            {
                 p.poll_echoes()?;
                 if p.counters.done && last.elapsed() >= linger {
                     return Ok(());
@@ -175,12 +252,18 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<()> 
                     eprintln!("no packet for {} s and no Done: stopping", a.idle_timeout);
                     return Ok(());
                 }
-                std::thread::yield_now();
+                if !block {
+                    std::thread::yield_now();
+                }
             }
             Err(e) => return Err(e).context("receiving"),
         }
     }
 }
+
+/// With `--idle-wait block`: how long the publisher spins for a packet's echoes once they
+/// stop coming (a filtered subscriber never echoes some records).
+const ECHO_QUIET: Duration = Duration::from_micros(300);
 
 /// Tells a supervising process (the demo) that the receiver is open.
 fn announce_ready() -> Result<()> {
@@ -192,6 +275,8 @@ fn announce_ready() -> Result<()> {
 
 /// Rejected packets named in the text report (the JSON report has more).
 const ERRORS_SHOWN: usize = 20;
+/// Missing packet ranges named in the text report (the JSON report has them all).
+const RANGES_SHOWN: usize = 10;
 
 fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> String {
     let c = &p.counters;
@@ -215,8 +300,16 @@ fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> String {
         "packet sequence: gaps {} ({} packets, {} late, {} still missing), duplicates {}, stale {}",
         s.gaps, s.gap_packets, s.late, s.missing, s.duplicates, s.stale
     );
-    for (a, b) in p.missing_ranges().iter().take(10) {
+    let ranges = p.missing_ranges();
+    for (a, b) in ranges.iter().take(RANGES_SHOWN) {
         let _ = writeln!(out, "  missing packets {a}..={b}");
+    }
+    if ranges.len() > RANGES_SHOWN {
+        let _ = writeln!(
+            out,
+            "  and {} more missing ranges (--report-json lists them all)",
+            ranges.len() - RANGES_SHOWN
+        );
     }
     for e in c.errors.iter().take(ERRORS_SHOWN) {
         let _ = writeln!(out, "  rejected: {e}");
@@ -248,10 +341,40 @@ fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> String {
     );
     let _ = writeln!(
         out,
-        "first to last packet: {:.1} ms, {:.0} messages/s",
+        "first to last packet: {:.1} ms, {:.0} messages/s: the sender's pacing, not this \
+         publisher's capacity",
         secs * 1e3,
         rate
     );
+    let busy_ns = p.decode.mean_ns() * p.decode.count() as f64
+        + p.publish.mean_ns() * p.publish.count() as f64;
+    if busy_ns > 0.0 {
+        let _ = writeln!(
+            out,
+            "publisher capacity: {:.0} messages/s (messages / time spent decoding, converting \
+             and publishing)",
+            c.messages as f64 / (busy_ns / 1e9)
+        );
+    }
+    if p.warmup() > 0 {
+        let _ = writeln!(
+            out,
+            "round trips: the first {} echoes were counted but not timed (warm-up)",
+            p.warmup().min(c.echoes)
+        );
+    }
+    let _ = writeln!(
+        out,
+        "subscribers: {} said hello, {} said bye, {} went silent without a bye",
+        c.subscribers_seen, c.subscribers_left, c.subscribers_silent
+    );
+    if c.other_publishers > 0 {
+        let _ = writeln!(
+            out,
+            "other publishers on this feed: {} (their echoes: {}, not timed here)",
+            c.other_publishers, c.echoes_other
+        );
+    }
     let _ = writeln!(out, "times in microseconds:");
     let mut stages = vec![&p.decode];
     if c.records > 0 {

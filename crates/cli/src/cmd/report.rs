@@ -43,6 +43,10 @@ pub fn publisher<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> Value {
         "echoes": c.echoes,
         "echoes_other": c.echoes_other,
         "done": c.done,
+        "subscribers_seen": c.subscribers_seen,
+        "subscribers_left": c.subscribers_left,
+        "subscribers_silent": c.subscribers_silent,
+        "other_publishers": c.other_publishers,
         "first_to_last_packet_ms": elapsed.as_secs_f64() * 1e3,
     })
 }
@@ -80,6 +84,8 @@ pub fn subscriber(r: &SubscriberReport) -> Value {
         "echoed": r.echoed,
         "done_seen": r.done_seen,
         "complete": r.complete,
+        "publishers": r.publishers,
+        "interrupted": r.interrupted,
         "per_type": per_type,
     })
 }

@@ -10,11 +10,14 @@ use clap::Args;
 use fastfeed_bus::{Bus, Securities, SubscriberClass, SubscriberQos};
 use fastfeed_bus_shm::{ShmBus, ShmConfig, WaitMode};
 use fastfeed_publish::RecordSubscriber;
+use fastfeed_records::Record;
 
 use super::bus::{BusKind, ZenohArgs};
+use crate::{input, signals};
 
 #[derive(Args, Clone)]
 pub struct SubscribeArgs {
+    /// Bus feed name, as the publisher's --feed.
     #[arg(long, default_value = "fastfeed")]
     pub feed: String,
     /// The bus that carries the records.
@@ -32,10 +35,10 @@ pub struct SubscribeArgs {
     /// Do not echo records back to the publisher.
     #[arg(long)]
     pub no_echo: bool,
-    /// Print every record.
+    /// Print every record, as JSON Lines (one object per record).
     #[arg(long)]
     pub print: bool,
-    /// Write every record, one per line, to this file.
+    /// Write every record to this file as JSON Lines, as they come.
     #[arg(long)]
     pub dump: Option<PathBuf>,
     /// Poll by yielding the CPU instead of sleeping 50 us: lowest latency.
@@ -70,6 +73,12 @@ fn securities(s: &str) -> Result<Securities> {
 }
 
 pub fn run(a: SubscribeArgs) -> Result<ExitCode> {
+    for (flag, path) in [("--dump", &a.dump), ("--report-json", &a.report_json)] {
+        if let Some(p) = path {
+            input::writable(p, flag)?;
+        }
+    }
+    signals::install();
     match a.bus {
         BusKind::Shm => {
             let mut config = ShmConfig::default();
@@ -94,9 +103,16 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         ..SubscriberQos::default()
     };
     let mut sub = RecordSubscriber::new(bus, &securities(&a.securities)?, &qos, !a.no_echo)?;
-    // Dumped records are kept and written at the end: formatting them in the receive loop
-    // would make this subscriber the slow one it is meant to observe.
-    let mut kept = Vec::new();
+    sub.stop_on(&signals::STOP);
+    // Written by a thread of its own as they come: formatting in the receive loop would make
+    // this subscriber the slow one it is meant to observe, and keeping them all to write at
+    // the end would hold every record in memory.
+    let dump = match &a.dump {
+        Some(p) => Some(dump_writer(
+            std::fs::File::create(p).with_context(|| format!("--dump {}", p.display()))?,
+        )),
+        None => None,
+    };
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut io_err = None;
@@ -105,26 +121,23 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         if let Some(pause) = stall.take() {
             std::thread::sleep(pause);
         }
-        if a.dump.is_some() {
-            kept.push(*r);
+        if let Some((tx, _)) = &dump {
+            // A send fails only once the writer stopped on an error, which join reports.
+            let _ = tx.send(*r);
         }
         if a.print {
-            if let Err(e) = writeln!(out, "{r:?}") {
+            if let Err(e) = writeln!(out, "{}", r.to_json()) {
                 io_err.get_or_insert(e);
             }
         }
     })?;
-    if let Some(e) = io_err {
-        return Err(e.into());
+    if let (Some((tx, writer)), Some(p)) = (dump, &a.dump) {
+        drop(tx);
+        let written = writer.join().expect("the dump writer does not panic");
+        written.with_context(|| format!("writing {}", p.display()))?;
     }
-    if let Some(p) = &a.dump {
-        let mut d = BufWriter::new(
-            std::fs::File::create(p).with_context(|| format!("creating {}", p.display()))?,
-        );
-        for r in &kept {
-            writeln!(d, "{r:?}")?;
-        }
-        d.flush()?;
+    if let Some(e) = io_err {
+        return Err(e).context("writing the records to standard output");
     }
     if let Some(path) = &a.report_json {
         super::report::write(path, &super::report::subscriber(&report))?;
@@ -145,15 +158,52 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         report.echoed,
         if report.complete {
             "seen, all records accounted for"
+        } else if report.publishers.len() > 1 {
+            "seen, but records of several publishers mixed"
         } else if report.done_seen {
             "seen, records missing"
         } else {
             "NOT seen"
         }
     )?;
-    Ok(if report.complete {
+    if report.publishers.len() > 1 {
+        let ids: Vec<String> = report.publishers.iter().map(u32::to_string).collect();
+        writeln!(
+            out,
+            "  {} publishers on feed {:?} (ids {}): their records cannot be told apart or \
+             accounted for; run one publisher per feed",
+            ids.len(),
+            a.feed,
+            ids.join(", ")
+        )?;
+    }
+    if report.interrupted {
+        writeln!(out, "interrupted: a partial report")?;
+    }
+    Ok(if report.interrupted {
+        signals::exit_code()
+    } else if report.complete {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
     })
+}
+
+type DumpWriter = (
+    std::sync::mpsc::Sender<Record>,
+    std::thread::JoinHandle<std::io::Result<()>>,
+);
+
+/// A thread writing the records sent to it, one a line, until the sender is dropped.
+fn dump_writer(file: std::fs::File) -> DumpWriter {
+    let (tx, rx) = std::sync::mpsc::channel::<Record>();
+    let writer = std::thread::spawn(move || {
+        crate::signals::lower_this_threads_priority();
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        for r in rx {
+            writeln!(out, "{}", r.to_json())?;
+        }
+        out.flush()
+    });
+    (tx, writer)
 }

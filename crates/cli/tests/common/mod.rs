@@ -51,10 +51,13 @@ pub fn packets(file: &Path, templates_xml: &str) -> Vec<Packet> {
     out
 }
 
-/// Records as the subscriber's `--dump` writes them, sorted: the subscriber drains one
+/// Records as the subscriber's `--dump` writes them (JSON Lines), sorted: the subscriber drains one
 /// record type after another, so dumps compare as multisets.
 pub fn dump_lines<'a>(records: impl IntoIterator<Item = &'a Record>) -> Vec<String> {
-    let mut v: Vec<String> = records.into_iter().map(|r| format!("{r:?}")).collect();
+    let mut v: Vec<String> = records
+        .into_iter()
+        .map(|r| r.to_json().to_string())
+        .collect();
     v.sort();
     v
 }

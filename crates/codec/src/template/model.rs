@@ -155,6 +155,8 @@ pub enum Kind {
     },
     Sequence {
         length_name: String,
+        /// The length's id attribute: the FIX NoXXX counter tag in most templates.
+        length_id: Option<String>,
         length: Scalar,
         body: Segment,
     },

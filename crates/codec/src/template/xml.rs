@@ -694,6 +694,7 @@ impl<'a, 'input> Compiler<'a, 'input> {
         // The implicit name is shown as `S.length`; its key can equal no explicit name.
         let length_name = explicit.map_or_else(|| format!("{name}.length"), str::to_owned);
         let length_key = explicit.map_or_else(|| generated(name, "length"), str::to_owned);
+        let length_id = len_node.and_then(|n| n.attribute("id")).map(str::to_owned);
         let len_op = len_node.and_then(|n| fast_children(n).next());
         let length = self.scalar(
             len_op,
@@ -706,6 +707,7 @@ impl<'a, 'input> Compiler<'a, 'input> {
         let body = Segment::new(self.instructions(node, &inner)?);
         Ok(Kind::Sequence {
             length_name,
+            length_id,
             length,
             body,
         })

@@ -3,6 +3,9 @@
 // Templates:
 //   Inner (id 2) -> Inner
 //   All (id 1) -> All
+//   Reset (id 120) -> Reset
+//   Hello (id 16002) -> Hello
+//   Alert (id 16003) -> Alert
 
 #[allow(unused_imports)]
 use ::fastfeed_codec::primitives::{self as fp, At as _};
@@ -485,12 +488,95 @@ impl AllH {
     }
 }
 
+/// Template `Reset` (id 120).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Reset {
+}
+
+impl Reset {
+    /// The field values in template order, as the interpreter gives them.
+    pub fn fields(&self) -> Vec<Option<fp::Value>> {
+        Vec::new()
+    }
+
+    /// As the interpreter's owned message.
+    pub fn to_message(&self) -> fp::Message {
+        fp::Message {
+            template_id: 120,
+            fields: self.fields(),
+        }
+    }
+}
+
+/// Template `Hello` (id 16002).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Hello<'a> {
+    /// `SenderName`: ASCII string.
+    pub sender_name: fp::Ascii<'a>,
+    /// `VendorId`: optional ASCII string.
+    pub vendor_id: Option<fp::Ascii<'a>>,
+}
+
+impl Hello<'_> {
+    /// The field values in template order, as the interpreter gives them.
+    pub fn fields(&self) -> Vec<Option<fp::Value>> {
+        vec![
+            Some(fp::Value::Ascii(self.sender_name.to_string())),
+            self.vendor_id.map(|v| fp::Value::Ascii(v.to_string())),
+        ]
+    }
+
+    /// As the interpreter's owned message.
+    pub fn to_message(&self) -> fp::Message {
+        fp::Message {
+            template_id: 16002,
+            fields: self.fields(),
+        }
+    }
+}
+
+/// Template `Alert` (id 16003).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Alert<'a> {
+    /// `Severity`: uInt32.
+    pub severity: u32,
+    /// `Code`: uInt32.
+    pub code: u32,
+    /// `Value`: optional uInt32.
+    pub value: Option<u32>,
+    /// `Description`: ASCII string.
+    pub description: fp::Ascii<'a>,
+}
+
+impl Alert<'_> {
+    /// The field values in template order, as the interpreter gives them.
+    pub fn fields(&self) -> Vec<Option<fp::Value>> {
+        vec![
+            Some(fp::Value::UInt(u64::from(self.severity))),
+            Some(fp::Value::UInt(u64::from(self.code))),
+            self.value.map(|v| fp::Value::UInt(u64::from(v))),
+            Some(fp::Value::Ascii(self.description.to_string())),
+        ]
+    }
+
+    /// As the interpreter's owned message.
+    pub fn to_message(&self) -> fp::Message {
+        fp::Message {
+            template_id: 16003,
+            fields: self.fields(),
+        }
+    }
+}
+
 /// A message of any of the templates.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[allow(clippy::large_enum_variant)]
 pub enum Message<'a> {
     Inner(Inner<'a>),
     All(All<'a>),
+    Reset(Reset),
+    Hello(Hello<'a>),
+    Alert(Alert<'a>),
 }
 
 impl Message<'_> {
@@ -498,6 +584,9 @@ impl Message<'_> {
         match self {
             Message::Inner(_) => MessageKind::Inner,
             Message::All(_) => MessageKind::All,
+            Message::Reset(_) => MessageKind::Reset,
+            Message::Hello(_) => MessageKind::Hello,
+            Message::Alert(_) => MessageKind::Alert,
         }
     }
 
@@ -506,6 +595,9 @@ impl Message<'_> {
         match self {
             Message::Inner(m) => m.to_message(),
             Message::All(m) => m.to_message(),
+            Message::Reset(m) => m.to_message(),
+            Message::Hello(m) => m.to_message(),
+            Message::Alert(m) => m.to_message(),
         }
     }
 }
@@ -515,6 +607,9 @@ impl Message<'_> {
 pub enum MessageKind {
     Inner,
     All,
+    Reset,
+    Hello,
+    Alert,
 }
 
 impl MessageKind {
@@ -523,6 +618,9 @@ impl MessageKind {
         match self {
             MessageKind::Inner => 2,
             MessageKind::All => 1,
+            MessageKind::Reset => 120,
+            MessageKind::Hello => 16002,
+            MessageKind::Alert => 16003,
         }
     }
 
@@ -531,6 +629,9 @@ impl MessageKind {
         match self {
             MessageKind::Inner => "Inner",
             MessageKind::All => "All",
+            MessageKind::Reset => "Reset",
+            MessageKind::Hello => "Hello",
+            MessageKind::Alert => "Alert",
         }
     }
 }
@@ -541,6 +642,9 @@ impl MessageKind {
 pub struct Messages<'a> {
     pub inner: Inner<'a>,
     pub all: All<'a>,
+    pub reset: Reset,
+    pub hello: Hello<'a>,
+    pub alert: Alert<'a>,
 }
 
 impl<'a> Messages<'a> {
@@ -549,6 +653,9 @@ impl<'a> Messages<'a> {
         match kind {
             MessageKind::Inner => Message::Inner(std::mem::take(&mut self.inner)),
             MessageKind::All => Message::All(std::mem::take(&mut self.all)),
+            MessageKind::Reset => Message::Reset(std::mem::take(&mut self.reset)),
+            MessageKind::Hello => Message::Hello(std::mem::take(&mut self.hello)),
+            MessageKind::Alert => Message::Alert(std::mem::take(&mut self.alert)),
         }
     }
 
@@ -557,6 +664,9 @@ impl<'a> Messages<'a> {
         match kind {
             MessageKind::Inner => self.inner.to_message(),
             MessageKind::All => self.all.to_message(),
+            MessageKind::Reset => self.reset.to_message(),
+            MessageKind::Hello => self.hello.to_message(),
+            MessageKind::Alert => self.alert.to_message(),
         }
     }
 }
@@ -740,6 +850,23 @@ impl Decoder {
                 Self::check_pmap(r, &pm, used, at).at_template("All")?;
                 Ok(MessageKind::All)
             }
+            120 => {
+                self.dict.reset();
+                self.last_tid = Some(120);
+                let used = self.rd_reset(r, &pm, &mut out.reset, 0).at_template("Reset")?;
+                Self::check_pmap(r, &pm, used, at).at_template("Reset")?;
+                Ok(MessageKind::Reset)
+            }
+            16002 => {
+                let used = self.rd_hello(r, &pm, &mut out.hello, 0).at_template("Hello")?;
+                Self::check_pmap(r, &pm, used, at).at_template("Hello")?;
+                Ok(MessageKind::Hello)
+            }
+            16003 => {
+                let used = self.rd_alert(r, &pm, &mut out.alert, 0).at_template("Alert")?;
+                Self::check_pmap(r, &pm, used, at).at_template("Alert")?;
+                Ok(MessageKind::Alert)
+            }
             tid => fp::fail(fp::ErrorKind::UnknownTemplate(tid), at),
         }
     }
@@ -761,6 +888,28 @@ impl Decoder {
                 let used = self.rd_all(r, &pm, &mut m, depth).at_template("All")?;
                 Self::check_pmap(r, &pm, used, at).at_template("All")?;
                 Ok(Message::All(m))
+            }
+            120 => {
+                if depth == 0 {
+                    self.dict.reset();
+                    self.last_tid = Some(120);
+                }
+                let mut m = Reset::default();
+                let used = self.rd_reset(r, &pm, &mut m, depth).at_template("Reset")?;
+                Self::check_pmap(r, &pm, used, at).at_template("Reset")?;
+                Ok(Message::Reset(m))
+            }
+            16002 => {
+                let mut m = Hello::default();
+                let used = self.rd_hello(r, &pm, &mut m, depth).at_template("Hello")?;
+                Self::check_pmap(r, &pm, used, at).at_template("Hello")?;
+                Ok(Message::Hello(m))
+            }
+            16003 => {
+                let mut m = Alert::default();
+                let used = self.rd_alert(r, &pm, &mut m, depth).at_template("Alert")?;
+                Self::check_pmap(r, &pm, used, at).at_template("Alert")?;
+                Ok(Message::Alert(m))
             }
             tid => fp::fail(fp::ErrorKind::UnknownTemplate(tid), at),
         }
@@ -1214,6 +1363,24 @@ impl Decoder {
         Ok(())
     }
 
+    fn rd_reset(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, out: &mut Reset, depth: u32) -> fp::Res<u32> {
+        Ok(1)
+    }
+
+    fn rd_hello<'a>(&mut self, r: &mut fp::Reader<'a>, pm: &fp::Presence, out: &mut Hello<'a>, depth: u32) -> fp::Res<u32> {
+        out.sender_name = fp::ascii(r).at_field("SenderName")?;
+        fp::nullable_ascii_to(r, &mut out.vendor_id).at_field("VendorId")?;
+        Ok(1)
+    }
+
+    fn rd_alert<'a>(&mut self, r: &mut fp::Reader<'a>, pm: &fp::Presence, out: &mut Alert<'a>, depth: u32) -> fp::Res<u32> {
+        out.severity = fp::int::<u32>(r).at_field("Severity")?;
+        out.code = fp::int::<u32>(r).at_field("Code")?;
+        fp::nullable_int_to::<u32>(r, &mut out.value).at_field("Value")?;
+        out.description = fp::ascii(r).at_field("Description")?;
+        Ok(1)
+    }
+
 }
 
 /// Encodes the generated structs, keeping dictionaries in step with a decoder: the
@@ -1267,10 +1434,43 @@ impl Encoder {
         r.map_err(|e| *e)
     }
 
+    /// Appends the encoding of a `Reset` message.
+    pub fn encode_reset(&mut self, m: &Reset, out: &mut Vec<u8>) -> Result<(), fp::CodecError> {
+        let start = out.len();
+        let r = self.wt_reset(m, out, true);
+        if r.is_err() {
+            out.truncate(start);
+        }
+        r.map_err(|e| *e)
+    }
+
+    /// Appends the encoding of a `Hello` message.
+    pub fn encode_hello(&mut self, m: &Hello<'_>, out: &mut Vec<u8>) -> Result<(), fp::CodecError> {
+        let start = out.len();
+        let r = self.wt_hello(m, out, true);
+        if r.is_err() {
+            out.truncate(start);
+        }
+        r.map_err(|e| *e)
+    }
+
+    /// Appends the encoding of a `Alert` message.
+    pub fn encode_alert(&mut self, m: &Alert<'_>, out: &mut Vec<u8>) -> Result<(), fp::CodecError> {
+        let start = out.len();
+        let r = self.wt_alert(m, out, true);
+        if r.is_err() {
+            out.truncate(start);
+        }
+        r.map_err(|e| *e)
+    }
+
     fn any(&mut self, msg: &Message<'_>, out: &mut Vec<u8>, top: bool) -> fp::Res<()> {
         match msg {
             Message::Inner(m) => self.wt_inner(m, out, top),
             Message::All(m) => self.wt_all(m, out, top),
+            Message::Reset(m) => self.wt_reset(m, out, top),
+            Message::Hello(m) => self.wt_hello(m, out, top),
+            Message::Alert(m) => self.wt_alert(m, out, top),
         }
     }
 
@@ -1301,6 +1501,54 @@ impl Encoder {
         }
         self.wr_all(m, out, &mut bits).at_template("All")?;
         bits.patch(out, at, 6);
+        Ok(())
+    }
+
+    fn wt_reset(&mut self, m: &Reset, out: &mut Vec<u8>, top: bool) -> fp::Res<()> {
+        let send_tid = self.last_tid != Some(120);
+        self.last_tid = Some(120);
+        if top {
+            self.dict.reset();
+        }
+        let at = out.len();
+        out.resize(at + 1, 0);
+        let mut bits = fp::put::Bits::<1>::default();
+        bits.push(send_tid);
+        if send_tid {
+            fp::put::put_u64(out, 120);
+        }
+        self.wr_reset(m, out, &mut bits).at_template("Reset")?;
+        bits.patch(out, at, 1);
+        Ok(())
+    }
+
+    fn wt_hello(&mut self, m: &Hello<'_>, out: &mut Vec<u8>, top: bool) -> fp::Res<()> {
+        let send_tid = self.last_tid != Some(16002);
+        self.last_tid = Some(16002);
+        let at = out.len();
+        out.resize(at + 1, 0);
+        let mut bits = fp::put::Bits::<1>::default();
+        bits.push(send_tid);
+        if send_tid {
+            fp::put::put_u64(out, 16002);
+        }
+        self.wr_hello(m, out, &mut bits).at_template("Hello")?;
+        bits.patch(out, at, 1);
+        Ok(())
+    }
+
+    fn wt_alert(&mut self, m: &Alert<'_>, out: &mut Vec<u8>, top: bool) -> fp::Res<()> {
+        let send_tid = self.last_tid != Some(16003);
+        self.last_tid = Some(16003);
+        let at = out.len();
+        out.resize(at + 1, 0);
+        let mut bits = fp::put::Bits::<1>::default();
+        bits.push(send_tid);
+        if send_tid {
+            fp::put::put_u64(out, 16003);
+        }
+        self.wr_alert(m, out, &mut bits).at_template("Alert")?;
+        bits.patch(out, at, 1);
         Ok(())
     }
 
@@ -1729,6 +1977,36 @@ impl Encoder {
     fn wr_all_h(&mut self, m: &AllH, out: &mut Vec<u8>) -> fp::Res<()> {
         {
             fp::put::int::<i32>(out, m.h1);
+        }
+        Ok(())
+    }
+
+    fn wr_reset(&mut self, m: &Reset, out: &mut Vec<u8>, bits: &mut fp::put::Bits<1>) -> fp::Res<()> {
+        Ok(())
+    }
+
+    fn wr_hello(&mut self, m: &Hello<'_>, out: &mut Vec<u8>, bits: &mut fp::put::Bits<1>) -> fp::Res<()> {
+        {
+            fp::put::ascii(out, Some(m.sender_name), false);
+        }
+        {
+            fp::put::ascii(out, m.vendor_id, true);
+        }
+        Ok(())
+    }
+
+    fn wr_alert(&mut self, m: &Alert<'_>, out: &mut Vec<u8>, bits: &mut fp::put::Bits<1>) -> fp::Res<()> {
+        {
+            fp::put::int::<u32>(out, m.severity);
+        }
+        {
+            fp::put::int::<u32>(out, m.code);
+        }
+        {
+            fp::put::nullable_int::<u32>(out, m.value);
+        }
+        {
+            fp::put::ascii(out, Some(m.description), false);
         }
         Ok(())
     }
