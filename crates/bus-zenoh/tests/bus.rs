@@ -179,7 +179,7 @@ fn cross_process_echo() {
         }
     };
     let mut echoed = BTreeSet::new();
-    let mut take = |echoed: &mut BTreeSet<u64>| {
+    let take = |echoed: &mut BTreeSet<u64>| {
         while let Some(e) = echo_rx.try_recv().unwrap() {
             assert_eq!((e.subscriber, e.publisher), (hello.sender, bus.id()));
             echoed.insert(e.seq);
@@ -208,7 +208,7 @@ fn cross_process_echo() {
 
 #[test]
 fn security_ids_past_the_table_are_published_too() {
-    use fastfeed_bus::{Subscriber, SubscriberQos};
+    use fastfeed_bus::SubscriberQos;
     let bus = alone("sparse");
     let mut sub = bus
         .subscriber::<TestRecord>(Securities::All, &SubscriberQos::default())
