@@ -185,3 +185,134 @@ pub fn aux_channels<B: Bus>(bus: &B) {
         None
     );
 }
+
+/// Receives from `sub` until `n` envelopes came or `timeout` passed.
+pub fn receive_n<R: Record, S: Subscriber<R>>(
+    sub: &mut S,
+    n: usize,
+    timeout: Duration,
+) -> Vec<crate::Envelope<R>> {
+    let deadline = Instant::now() + timeout;
+    let mut got = Vec::with_capacity(n);
+    while got.len() < n && Instant::now() < deadline {
+        match sub.try_recv().unwrap() {
+            Some(env) => got.push(env),
+            None => sub.pause(),
+        }
+    }
+    got
+}
+
+/// For the checks across two buses (sessions, processes or hosts): the subscribing side says
+/// HELLO on the control channel until the publishing side hears it, so that its subscribers,
+/// made before, are known there. Panics after 20 s.
+pub fn handshake<P: Bus, S: Bus>(publisher_bus: &P, subscriber_bus: &S) {
+    let rx = publisher_bus.control_receiver().unwrap();
+    let tx = subscriber_bus.control_sender().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        tx.send(Control::new(Control::HELLO, subscriber_bus.id(), 0, 0))
+            .unwrap();
+        if let Some(c) = rx.recv_timeout(Duration::from_millis(50)).unwrap() {
+            if c.kind == Control::HELLO && c.sender == subscriber_bus.id() {
+                return;
+            }
+        }
+        assert!(Instant::now() < deadline, "no HELLO across the buses");
+    }
+}
+
+/// [`roundtrip_in_order`] with the publisher on one bus and the subscriber on another:
+/// 10,000 records arrive whole, in order, none missed.
+pub fn roundtrip_across<P: Bus, S: Bus>(publisher_bus: &P, subscriber_bus: &S) {
+    let mut sub = subscriber_bus
+        .subscriber::<TestRecord>(Securities::All, &SubscriberQos::default())
+        .unwrap();
+    handshake(publisher_bus, subscriber_bus);
+    let mut publisher = publisher_bus
+        .publisher::<TestRecord>(&PublisherQos::default())
+        .unwrap();
+    let mut got = Vec::new();
+    for i in 0..10_000u64 {
+        assert_eq!(publisher.publish(&record(i)).unwrap(), i + 1);
+        while let Some(env) = sub.try_recv().unwrap() {
+            got.push(env);
+        }
+    }
+    got.extend(receive_n(
+        &mut sub,
+        10_000 - got.len(),
+        Duration::from_secs(10),
+    ));
+    assert_eq!(got.len(), 10_000, "counters: {:?}", sub.counters());
+    for (i, env) in got.iter().enumerate() {
+        let i = i as u64;
+        assert_eq!((env.seq, env.security_seq), (i + 1, i / 10 + 1));
+        assert_eq!(env.publisher, publisher_bus.id());
+        assert_eq!(env.record, record(i));
+    }
+    let c = sub.counters();
+    assert_eq!((c.received, c.missed, c.missed_at_start), (10_000, 0, 0));
+}
+
+/// [`filter_by_security`] across two buses.
+pub fn filter_across<P: Bus, S: Bus>(publisher_bus: &P, subscriber_bus: &S) {
+    let mut sub = subscriber_bus
+        .subscriber::<TestRecord>(Securities::Only(vec![7, 3]), &SubscriberQos::default())
+        .unwrap();
+    handshake(publisher_bus, subscriber_bus);
+    let mut publisher = publisher_bus
+        .publisher::<TestRecord>(&PublisherQos::default())
+        .unwrap();
+    for i in 0..1000 {
+        publisher.publish(&record(i)).unwrap();
+    }
+    let got = receive_n(&mut sub, 200, Duration::from_secs(10));
+    let ids: Vec<u64> = got.iter().map(|e| e.record.id).collect();
+    let expected: Vec<u64> = (0..1000).filter(|i| i % 10 == 3 || i % 10 == 7).collect();
+    assert_eq!(ids, expected);
+    // The last record (security 9) is filtered out: wait until it was seen.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while sub.seen_up_to() < 1000 && Instant::now() < deadline {
+        assert!(sub.try_recv().unwrap().is_none());
+        sub.pause();
+    }
+    let c = sub.counters();
+    assert_eq!((c.received, c.filtered_out, c.missed), (200, 800, 0));
+}
+
+/// [`slow_subscriber_loses_oldest`] across two buses: a screen with a queue of 256 that stops
+/// reading keeps the newest 256 records and counts the rest missed; the publisher is not
+/// slowed. `settle` is how long delivery may take after the last record.
+pub fn slow_across<P: Bus, S: Bus>(publisher_bus: &P, subscriber_bus: &S, settle: Duration) {
+    let qos = SubscriberQos {
+        queue: 256,
+        ..SubscriberQos::default()
+    };
+    let mut sub = subscriber_bus
+        .subscriber::<TestRecord>(Securities::All, &qos)
+        .unwrap();
+    handshake(publisher_bus, subscriber_bus);
+    let mut publisher = publisher_bus
+        .publisher::<TestRecord>(&PublisherQos::default())
+        .unwrap();
+    publisher.publish(&record(0)).unwrap();
+    assert_eq!(receive_n(&mut sub, 1, Duration::from_secs(10))[0].seq, 1);
+    let start = Instant::now();
+    for i in 1..=10_000 {
+        publisher.publish(&record(i)).unwrap();
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "publisher was slowed down"
+    );
+    std::thread::sleep(settle);
+    let mut seqs = Vec::new();
+    while let Some(env) = sub.try_recv().unwrap() {
+        assert_eq!(env.record, record(env.seq - 1));
+        seqs.push(env.seq);
+    }
+    assert_eq!(seqs, (10_001 - 255..=10_001).collect::<Vec<_>>());
+    let c = sub.counters();
+    assert_eq!((c.missed_at_start, c.missed), (0, 10_000 - 256));
+}

@@ -32,6 +32,10 @@ pub struct DemoArgs {
     /// The bus that carries the records from the publisher to the subscriber.
     #[arg(long, value_enum, default_value_t = BusKind::Shm)]
     pub bus: BusKind,
+    /// With --bus zenoh: the publisher listens here and the subscriber connects to it
+    /// (default: a free loopback port).
+    #[arg(long, value_name = "ENDPOINT")]
+    pub zenoh_endpoint: Option<String>,
     /// Pause between packets, in microseconds.
     #[arg(short = 's', long, default_value_t = 50)]
     pub sleep_us: u64,
@@ -67,6 +71,12 @@ fn spawn(args: &[String], stdout: Stdio) -> Result<Child> {
         .process_group(0)
         .spawn()
         .with_context(|| format!("starting fastfeed {}", args.join(" ")))
+}
+
+/// A TCP endpoint on loopback whose port was free a moment ago.
+fn free_loopback_endpoint() -> Result<String> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").context("finding a free port")?;
+    Ok(format!("tcp/127.0.0.1:{}", l.local_addr()?.port()))
 }
 
 fn strings(a: &[&str]) -> Vec<String> {
@@ -232,6 +242,14 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
             sub_args.extend([flag.to_string(), p.display().to_string()]);
         }
     }
+    let endpoint = match (&a.bus, &a.zenoh_endpoint) {
+        (BusKind::Zenoh, Some(e)) => Some(e.clone()),
+        (BusKind::Zenoh, None) => Some(free_loopback_endpoint()?),
+        (BusKind::Shm, _) => None,
+    };
+    if let Some(e) = &endpoint {
+        sub_args.extend(["--connect".to_string(), e.clone()]);
+    }
     let mut pub_args = strings(&[
         "publish",
         &data_name,
@@ -259,6 +277,9 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         if let Some(p) = path {
             pub_args.extend([flag.to_string(), p.display().to_string()]);
         }
+    }
+    if let Some(e) = &endpoint {
+        pub_args.extend(["--listen".to_string(), e.clone()]);
     }
     let mut cast_args = strings(&[
         "multicast",

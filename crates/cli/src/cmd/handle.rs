@@ -16,7 +16,7 @@ use fastfeed_handler::publish::BusOutput;
 use fastfeed_handler::source::merge;
 use fastfeed_handler::{setup, Channel, ChannelSetup, Output};
 
-use super::bus::BusKind;
+use super::bus::{BusKind, ZenohArgs};
 
 #[derive(Args)]
 pub struct HandleArgs {
@@ -46,6 +46,8 @@ pub struct HandleArgs {
     /// bus: topics `fastfeed/<feed>/<type>/<security>`.
     #[arg(long, value_enum)]
     pub bus: Option<BusKind>,
+    #[command(flatten)]
+    pub zenoh: ZenohArgs,
     /// The feed's name on the bus (default: the configuration's `feed`).
     #[arg(long)]
     pub feed: Option<String>,
@@ -76,17 +78,30 @@ pub fn run(a: HandleArgs) -> Result<ExitCode> {
         Some(BusKind::Shm) => {
             let name = a.feed.clone().unwrap_or_else(|| feed.feed.clone());
             let bus = ShmBus::new(&name).context("opening the shared-memory bus")?;
-            let mut out = BusOutput::new(&bus).context("opening the record publishers")?;
-            let finals = run_all(&a, &channels, &mut out)?;
-            report(
-                &feed,
-                &finals,
-                a.report_json.as_ref(),
-                Some((out.published, out.errors)),
-            )?;
+            handle_on(&bus, &a, &feed, &channels)?;
+        }
+        Some(BusKind::Zenoh) => {
+            let name = a.feed.clone().unwrap_or_else(|| feed.feed.clone());
+            handle_on(&a.zenoh.open(&name)?, &a, &feed, &channels)?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+fn handle_on<B: fastfeed_bus::Bus>(
+    bus: &B,
+    a: &HandleArgs,
+    feed: &FeedConfig,
+    channels: &[ChannelSetup],
+) -> Result<()> {
+    let mut out = BusOutput::new(bus).context("opening the record publishers")?;
+    let finals = run_all(a, channels, &mut out)?;
+    report(
+        feed,
+        &finals,
+        a.report_json.as_ref(),
+        Some((out.published, out.errors)),
+    )
 }
 
 fn run_all<O: Output>(

@@ -14,7 +14,7 @@ use fastfeed_net::McastReceiver;
 use fastfeed_packet::len32le_packets;
 use fastfeed_publish::{DecodingPublisher, PublisherOptions, HEARTBEAT};
 
-use super::bus::BusKind;
+use super::bus::{BusKind, ZenohArgs};
 use super::generate::DataSet;
 use crate::{input, signals};
 
@@ -41,6 +41,8 @@ pub struct PublishArgs {
     /// The bus that carries the records.
     #[arg(long, value_enum, default_value_t = BusKind::Shm)]
     pub bus: BusKind,
+    #[command(flatten)]
+    pub zenoh: ZenohArgs,
     /// Decode only, into an empty builder: times the decoder alone.
     #[arg(long)]
     pub empty_builder: bool,
@@ -119,6 +121,7 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
             &ShmBus::new(&a.feed).context("opening the shared-memory bus")?,
             &a,
         ),
+        BusKind::Zenoh => run_on(&a.zenoh.open(&a.feed)?, &a),
     }
 }
 

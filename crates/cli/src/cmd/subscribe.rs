@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use clap::Args;
-use fastfeed_bus::{Bus, Securities, SubscriberQos};
+use fastfeed_bus::{Bus, Securities, SubscriberClass, SubscriberQos};
 use fastfeed_bus_shm::{ShmBus, ShmConfig, WaitMode};
 use fastfeed_publish::RecordSubscriber;
 use fastfeed_records::Record;
 
-use super::bus::BusKind;
+use super::bus::{BusKind, ZenohArgs};
 use crate::{input, signals};
 
 #[derive(Args, Clone)]
@@ -23,9 +23,15 @@ pub struct SubscribeArgs {
     /// The bus that carries the records.
     #[arg(long, value_enum, default_value_t = BusKind::Shm)]
     pub bus: BusKind,
+    #[command(flatten)]
+    pub zenoh: ZenohArgs,
     /// "all", or security ids separated by commas.
     #[arg(long, default_value = "all")]
     pub securities: String,
+    /// Recorder class: on Zenoh a full queue holds the session's receiving task instead of
+    /// dropping the oldest (with the publisher's --block-when-congested, nothing is lost).
+    #[arg(long)]
+    pub recorder: bool,
     /// Do not echo records back to the publisher.
     #[arg(long)]
     pub no_echo: bool,
@@ -83,11 +89,19 @@ pub fn run(a: SubscribeArgs) -> Result<ExitCode> {
                 ShmBus::with_config(&a.feed, config).context("opening the shared-memory bus")?;
             run_on(&bus, &a)
         }
+        BusKind::Zenoh => run_on(&a.zenoh.open(&a.feed)?, &a),
     }
 }
 
 fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
-    let qos = SubscriberQos::default();
+    let qos = SubscriberQos {
+        class: if a.recorder {
+            SubscriberClass::Recorder
+        } else {
+            SubscriberClass::Screen
+        },
+        ..SubscriberQos::default()
+    };
     let mut sub = RecordSubscriber::new(bus, &securities(&a.securities)?, &qos, !a.no_echo)?;
     sub.stop_on(&signals::STOP);
     // Written by a thread of its own as they come: formatting in the receive loop would make

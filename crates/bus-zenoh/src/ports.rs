@@ -1,0 +1,258 @@
+//! Ports: the record publisher and subscriber, the echo/control sender and receiver.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use fastfeed_bus::{
+    Accounting, BusError, Envelope, Message, Priority, Publisher, PublisherQos, Receiver, Record,
+    Securities, Sender, Sequencer, Subscriber, Topic,
+};
+use zenoh::pubsub::Publisher as ZPublisher;
+use zenoh::qos::CongestionControl;
+use zenoh::Wait;
+
+use crate::queue::Queue;
+use crate::wire::{self, RecordWire};
+use crate::zerr;
+
+/// Security ids below this get their Zenoh publisher from a flat table, the others from a map.
+const DENSE_IDS: u32 = 1 << 16;
+
+fn priority(p: Priority) -> zenoh::qos::Priority {
+    use zenoh::qos::Priority as Z;
+    match p {
+        Priority::RealTime => Z::RealTime,
+        Priority::InteractiveHigh => Z::InteractiveHigh,
+        Priority::InteractiveLow => Z::InteractiveLow,
+        Priority::DataHigh => Z::DataHigh,
+        Priority::Data => Z::Data,
+        Priority::DataLow => Z::DataLow,
+        Priority::Background => Z::Background,
+    }
+}
+
+/// Publishes records of one type, each on `fastfeed/<feed>/<type>/<security>`.
+///
+/// One Zenoh publisher is declared per security on its first record: the key expression is
+/// then declared once to the other sessions and each record carries a small number instead of
+/// its key.
+pub struct ZenohPublisher<R: Record> {
+    session: zenoh::Session,
+    stream: String,
+    dense: Vec<Option<ZPublisher<'static>>>,
+    sparse: HashMap<u32, ZPublisher<'static>>,
+    seq: Sequencer,
+    wire: RecordWire,
+    buf: Vec<u8>,
+    congestion: CongestionControl,
+    priority: zenoh::qos::Priority,
+    express: bool,
+    _r: std::marker::PhantomData<fn(R)>,
+}
+
+impl<R: Record> ZenohPublisher<R> {
+    pub(crate) fn new(
+        session: zenoh::Session,
+        stream: String,
+        seq: Sequencer,
+        qos: &PublisherQos,
+        block: bool,
+    ) -> Result<Self, BusError> {
+        Ok(ZenohPublisher {
+            session,
+            stream,
+            dense: Vec::new(),
+            sparse: HashMap::new(),
+            seq,
+            wire: RecordWire::of::<R>(),
+            buf: Vec::with_capacity(RecordWire::len::<R>()),
+            congestion: if block {
+                CongestionControl::Block
+            } else {
+                CongestionControl::Drop
+            },
+            priority: priority(qos.priority),
+            express: qos.express,
+            _r: std::marker::PhantomData,
+        })
+    }
+
+    fn declare(&self, security: u32) -> Result<ZPublisher<'static>, BusError> {
+        self.session
+            .declare_publisher(format!("{}/{security}", self.stream))
+            .congestion_control(self.congestion)
+            .priority(self.priority)
+            .express(self.express)
+            .wait()
+            .map_err(zerr("declare publisher"))
+    }
+
+    fn port(&mut self, security: u32) -> Result<&ZPublisher<'static>, BusError> {
+        if security < DENSE_IDS {
+            let i = security as usize;
+            if self.dense.len() <= i {
+                self.dense.resize_with(i + 1, || None);
+            }
+            if self.dense[i].is_none() {
+                self.dense[i] = Some(self.declare(security)?);
+            }
+            Ok(self.dense[i].as_ref().expect("declared above"))
+        } else {
+            let new = match self.sparse.get(&security) {
+                Some(_) => None,
+                None => Some(self.declare(security)?),
+            };
+            if let Some(p) = new {
+                self.sparse.insert(security, p);
+            }
+            Ok(&self.sparse[&security])
+        }
+    }
+
+    /// Securities that have a Zenoh publisher so far.
+    pub fn securities_declared(&self) -> usize {
+        self.dense.iter().filter(|p| p.is_some()).count() + self.sparse.len()
+    }
+}
+
+impl<R: Record> Publisher<R> for ZenohPublisher<R> {
+    /// Sends the record to every matching subscriber. With the default congestion control a
+    /// link whose queue stays full drops it (that subscriber sees a gap); with
+    /// `block_when_congested` the call waits.
+    fn publish(&mut self, record: &R) -> Result<u64, BusError> {
+        let security = record.security_id();
+        // Declared before the record is numbered: a failure leaves no gap behind.
+        self.port(security)?;
+        let env = self.seq.stamp(record);
+        let mut buf = std::mem::take(&mut self.buf);
+        self.wire.encode(&env, &mut buf);
+        let port = self.port(security)?;
+        let result = port.put(buf.as_slice()).wait().map_err(zerr("put"));
+        self.buf = buf;
+        result?;
+        Ok(env.seq)
+    }
+
+    fn last_seq(&self) -> u64 {
+        self.seq.last_seq()
+    }
+}
+
+/// Receives records of one type: subscribes to `fastfeed/<feed>/<type>/*` and filters by
+/// security on its side, so that it can account for every seq (see the crate docs).
+pub struct ZenohSubscriber<R: Record> {
+    _subscriber: zenoh::pubsub::Subscriber<()>,
+    queue: Arc<Queue<Envelope<R>>>,
+    accounting: Accounting,
+    rejected: Arc<AtomicU64>,
+}
+
+impl<R: Record> ZenohSubscriber<R> {
+    pub(crate) fn new(
+        session: &zenoh::Session,
+        topic: &Topic,
+        securities: Securities,
+        queue: Arc<Queue<Envelope<R>>>,
+    ) -> Result<Self, BusError> {
+        let rejected = Arc::new(AtomicU64::new(0));
+        let (q, r) = (queue.clone(), rejected.clone());
+        let wire = RecordWire::of::<R>();
+        let subscriber = session
+            .declare_subscriber(format!("{}/*", topic.stream_name()))
+            .callback(
+                move |sample| match wire.decode::<R>(&sample.payload().to_bytes()) {
+                    Ok(env) => q.push(env),
+                    Err(_) => {
+                        r.fetch_add(1, Ordering::Relaxed);
+                    }
+                },
+            )
+            .wait()
+            .map_err(zerr("declare subscriber"))?;
+        Ok(ZenohSubscriber {
+            _subscriber: subscriber,
+            queue,
+            accounting: Accounting::new(securities),
+            rejected,
+        })
+    }
+
+    /// Samples on this topic that were not records of this type and layout version (another
+    /// program's, or a binary built with another layout): counted, never delivered.
+    pub fn rejected(&self) -> u64 {
+        self.rejected.load(Ordering::Relaxed)
+    }
+
+    /// Records dropped from this subscriber's full queue (screens); they are also counted in
+    /// `missed` once a later record shows the gap.
+    pub fn dropped(&self) -> u64 {
+        self.queue.dropped()
+    }
+}
+
+impl<R: Record> Subscriber<R> for ZenohSubscriber<R> {
+    fn try_recv(&mut self) -> Result<Option<Envelope<R>>, BusError> {
+        while let Some(env) = self.queue.pop() {
+            if self.accounting.accept(&env) {
+                return Ok(Some(env));
+            }
+        }
+        Ok(None)
+    }
+
+    fn accounting(&self) -> &Accounting {
+        &self.accounting
+    }
+
+    fn pause(&self) {
+        self.queue.wakeup().wait(Duration::from_millis(1));
+    }
+}
+
+/// Sends echo or control messages on `fastfeed/<feed>/echo` or `.../control`.
+pub struct ZenohSender<M: Message> {
+    pub(crate) publisher: ZPublisher<'static>,
+    pub(crate) _m: std::marker::PhantomData<fn(M)>,
+}
+
+impl<M: Message> Sender<M> for ZenohSender<M> {
+    /// Sends `message`; returns 0 (Zenoh does not say how many received it).
+    fn send(&self, message: M) -> Result<usize, BusError> {
+        self.publisher
+            .put(wire::encode_message(&message))
+            .wait()
+            .map_err(zerr("put"))?;
+        Ok(0)
+    }
+}
+
+/// Receives echo or control messages.
+pub struct ZenohReceiver<M: Message> {
+    pub(crate) _subscriber: zenoh::pubsub::Subscriber<()>,
+    pub(crate) queue: Arc<Queue<M>>,
+    pub(crate) rejected: Arc<AtomicU64>,
+}
+
+impl<M: Message> ZenohReceiver<M> {
+    /// Samples that were not this message type and layout: counted, never delivered.
+    pub fn rejected(&self) -> u64 {
+        self.rejected.load(Ordering::Relaxed)
+    }
+
+    /// Messages dropped from the full queue.
+    pub fn dropped(&self) -> u64 {
+        self.queue.dropped()
+    }
+}
+
+impl<M: Message> Receiver<M> for ZenohReceiver<M> {
+    fn try_recv(&self) -> Result<Option<M>, BusError> {
+        Ok(self.queue.pop())
+    }
+
+    fn pause(&self) {
+        self.queue.wakeup().wait(Duration::from_millis(1));
+    }
+}
