@@ -8,6 +8,7 @@
 
 mod ascii;
 mod decode;
+mod delta;
 mod presence;
 pub mod put;
 mod seq;
@@ -17,6 +18,7 @@ pub use crate::wire::{Pmap, Reader};
 pub use crate::{Decimal, DecodeOptions, Message, Value};
 pub use ascii::{Ascii, AsciiBuf};
 pub use decode::*;
+pub use delta::*;
 pub use presence::Presence;
 pub use seq::Seq;
 
