@@ -9,10 +9,6 @@ fn main() {
             "templates/openfast-fpl/FASTTestTemplate.xml",
             "openfast_fpl",
         ),
-        (
-            "templates/openfast-acceptance/templates.xml",
-            "openfast_acceptance",
-        ),
         ("templates/seed/SimpleTemplates.xml", "seed_simple"),
         ("templates/seed/ComplexTemplates.xml", "seed_complex"),
         ("../sim/templates/simple.xml", "sim_simple"),

@@ -49,7 +49,7 @@ macro_rules! sets {
     };
 }
 
-sets!(mfast_complex, moex, openfast_fpl, openfast_acceptance, all_ops, sim_simple, sim_complex);
+sets!(mfast_complex, moex, openfast_fpl, all_ops, sim_simple, sim_complex);
 
 fn templates() -> &'static Vec<Arc<Templates>> {
     static S: OnceLock<Vec<Arc<Templates>>> = OnceLock::new();

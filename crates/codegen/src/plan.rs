@@ -172,6 +172,16 @@ impl<'t> Plan<'t> {
     }
 
     fn add_slot(&mut self, s: &Scalar, name: &str, names: &mut Scope) -> Result<(), Error> {
+        // An entry that fields of different types share (int32 and int64, ASCII and byte
+        // vector, ...) must be checked for the type it holds on every read (spec §6.3.1, D4),
+        // as the interpreter does; generated slots hold no type, so such sets are refused
+        // rather than decoded differently.
+        if s.typed_entry {
+            return Err(Error::Unsupported(format!(
+                "field {name:?} shares a dictionary entry with a field of another type \
+                 (generated decoders do not check D4 type mismatches; use the interpreter)"
+            )));
+        }
         let kind = match s.ty {
             FieldType::Int(_) => SlotKind::Int,
             FieldType::Decimal => SlotKind::Decimal,

@@ -55,6 +55,16 @@ fn bad_templates_are_reported() {
         matches!(&e, fastfeed_codegen::Error::Template(t) if t.code == fastfeed_codec::SpecCode::S1),
         "{e}"
     );
+    // One dictionary entry for an int32 and an int64: the interpreter checks D4 on it, a
+    // generated decoder could not, so the set is refused.
+    let shared = r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
+        <template name="A" id="1"><int32 name="X"><copy/></int32></template>
+        <template name="B" id="2"><int64 name="X"><copy/></int64></template></templates>"#;
+    let e = fastfeed_codegen::generate(shared, "x").unwrap_err();
+    assert!(
+        matches!(&e, fastfeed_codegen::Error::Unsupported(m) if m.contains("D4")),
+        "{e}"
+    );
     let none = r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1"/>"#;
     assert!(matches!(
         fastfeed_codegen::generate(none, "x"),

@@ -29,8 +29,6 @@ generated! {
     moex,
     /// The FIX Trading Community's FAST sample (OpenFAST).
     openfast_fpl,
-    /// OpenFAST's acceptance-test templates.
-    openfast_acceptance,
     /// The seed paper's simple (ARCA-like) templates.
     seed_simple,
     /// The seed paper's complex (CME-like) templates.
@@ -97,6 +95,6 @@ macro_rules! sets {
 }
 
 sets! {
-    mfast_complex, moex, openfast_fpl, openfast_acceptance, seed_simple, seed_complex,
+    mfast_complex, moex, openfast_fpl, seed_simple, seed_complex,
     all_ops, sim_simple, sim_complex,
 }
