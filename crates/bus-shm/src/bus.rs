@@ -237,6 +237,11 @@ impl Bus for ShmBus {
         securities: Securities,
         qos: &SubscriberQos,
     ) -> Result<ShmSubscriber<R>, BusError> {
+        if qos.late_join {
+            return Err(BusError::Unsupported(
+                "late joiners: shared memory keeps no history (use --bus zenoh)".into(),
+            ));
+        }
         if qos.queue == 0 || qos.queue > self.config.buffer_size {
             return Err(BusError::Unsupported(format!(
                 "a subscriber queue of {} records: shared memory allows 1 to {} (ShmConfig::buffer_size)",

@@ -215,7 +215,7 @@ impl Bus for ZenohBus {
             SubscriberClass::Recorder => Overflow::Block,
         };
         let queue = Arc::new(Queue::new(qos.queue, overflow, self.wakeup.clone()));
-        ZenohSubscriber::new(&self.session, &topic, securities, queue)
+        ZenohSubscriber::new(&self.session, &topic, securities, queue, qos.late_join)
     }
 
     fn echo_sender(&self) -> Result<ZenohSender<Echo>, BusError> {

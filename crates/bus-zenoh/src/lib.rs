@@ -54,6 +54,8 @@
 #![deny(missing_docs)]
 
 mod bus;
+mod history;
+mod join;
 mod ports;
 mod queue;
 mod wire;

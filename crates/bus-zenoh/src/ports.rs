@@ -1,6 +1,6 @@
 //! Ports: the record publisher and subscriber, the echo/control sender and receiver.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,6 +13,8 @@ use zenoh::pubsub::Publisher as ZPublisher;
 use zenoh::qos::CongestionControl;
 use zenoh::Wait;
 
+use crate::history::History;
+use crate::join::Join;
 use crate::queue::Queue;
 use crate::wire::{self, RecordWire};
 use crate::zerr;
@@ -49,6 +51,8 @@ pub struct ZenohPublisher<R: Record> {
     congestion: CongestionControl,
     priority: zenoh::qos::Priority,
     express: bool,
+    history: Arc<History>,
+    _queryable: zenoh::query::Queryable<()>,
     _r: std::marker::PhantomData<fn(R)>,
 }
 
@@ -60,6 +64,7 @@ impl<R: Record> ZenohPublisher<R> {
         qos: &PublisherQos,
         block: bool,
     ) -> Result<Self, BusError> {
+        let (history, queryable) = History::declare(&session, &stream, RecordWire::len::<R>())?;
         Ok(ZenohPublisher {
             session,
             stream,
@@ -75,6 +80,8 @@ impl<R: Record> ZenohPublisher<R> {
             },
             priority: priority(qos.priority),
             express: qos.express,
+            history,
+            _queryable: queryable,
             _r: std::marker::PhantomData,
         })
     }
@@ -115,6 +122,16 @@ impl<R: Record> ZenohPublisher<R> {
     pub fn securities_declared(&self) -> usize {
         self.dense.iter().filter(|p| p.is_some()).count() + self.sparse.len()
     }
+
+    /// Late joiners' queries answered with the last record of each security.
+    pub fn history_queries(&self) -> u64 {
+        self.history.queries()
+    }
+
+    /// Replies to late joiners Zenoh refused to send.
+    pub fn history_replies_failed(&self) -> u64 {
+        self.history.replies_failed()
+    }
 }
 
 impl<R: Record> Publisher<R> for ZenohPublisher<R> {
@@ -128,6 +145,9 @@ impl<R: Record> Publisher<R> for ZenohPublisher<R> {
         let env = self.seq.stamp(record);
         let mut buf = std::mem::take(&mut self.buf);
         self.wire.encode(&env, &mut buf);
+        // Before the put: a late joiner's query answered in between then holds the record,
+        // and its live copy is dropped as a duplicate (see history.rs).
+        self.history.store(security, &buf);
         let port = self.port(security)?;
         let result = port.put(buf.as_slice()).wait().map_err(zerr("put"));
         self.buf = buf;
@@ -141,12 +161,18 @@ impl<R: Record> Publisher<R> for ZenohPublisher<R> {
 }
 
 /// Receives records of one type: subscribes to `fastfeed/<feed>/<type>/*` and filters by
-/// security on its side, so that it can account for every seq (see the crate docs).
+/// security on its side, so that it can account for every seq (see the crate docs). A late
+/// joiner ([`SubscriberQos::late_join`](fastfeed_bus::SubscriberQos)) first delivers the
+/// current state (see join.rs).
 pub struct ZenohSubscriber<R: Record> {
     _subscriber: zenoh::pubsub::Subscriber<()>,
     queue: Arc<Queue<Envelope<R>>>,
     accounting: Accounting,
     rejected: Arc<AtomicU64>,
+    join: Option<Arc<Join<R>>>,
+    /// The current state, accounted, then the live records held while it came.
+    snapshot: VecDeque<Envelope<R>>,
+    held: VecDeque<Envelope<R>>,
 }
 
 impl<R: Record> ZenohSubscriber<R> {
@@ -155,15 +181,27 @@ impl<R: Record> ZenohSubscriber<R> {
         topic: &Topic,
         securities: Securities,
         queue: Arc<Queue<Envelope<R>>>,
+        late_join: bool,
     ) -> Result<Self, BusError> {
         let rejected = Arc::new(AtomicU64::new(0));
-        let (q, r) = (queue.clone(), rejected.clone());
+        let stream = topic.stream_name();
+        // The join exists before the live subscriber, which holds records in it; it asks
+        // only once the live subscriber is declared (below), so that nothing falls between.
+        let join = late_join.then(|| Arc::new(Join::new(queue.wakeup_arc(), rejected.clone())));
+        let (q, r, j) = (queue.clone(), rejected.clone(), join.clone());
         let wire = RecordWire::of::<R>();
         let subscriber = session
-            .declare_subscriber(format!("{}/*", topic.stream_name()))
+            .declare_subscriber(format!("{stream}/*"))
             .callback(
                 move |sample| match wire.decode::<R>(&sample.payload().to_bytes()) {
-                    Ok(env) => q.push(env),
+                    Ok(env) => match &j {
+                        None => q.push(env),
+                        Some(j) => {
+                            if let Some(env) = j.hold(env) {
+                                q.push(env)
+                            }
+                        }
+                    },
                     Err(_) => {
                         r.fetch_add(1, Ordering::Relaxed);
                     }
@@ -171,11 +209,17 @@ impl<R: Record> ZenohSubscriber<R> {
             )
             .wait()
             .map_err(zerr("declare subscriber"))?;
+        if let Some(j) = &join {
+            j.ask(session, &stream)?;
+        }
         Ok(ZenohSubscriber {
             _subscriber: subscriber,
             queue,
             accounting: Accounting::new(securities),
             rejected,
+            join,
+            snapshot: VecDeque::new(),
+            held: VecDeque::new(),
         })
     }
 
@@ -190,11 +234,41 @@ impl<R: Record> ZenohSubscriber<R> {
     pub fn dropped(&self) -> u64 {
         self.queue.dropped()
     }
+
+    /// A late joiner's replies that were errors (a publisher that did not answer in time),
+    /// or a query that could not be sent: the current state may lack its securities.
+    pub fn join_errors(&self) -> u64 {
+        self.join.as_ref().map_or(0, |j| j.reply_errors())
+    }
+
+    /// Takes the current state once the join is done: false while it is not.
+    fn joined(&mut self) -> bool {
+        let Some(join) = &self.join else {
+            return true;
+        };
+        let Some((replies, live)) = join.take() else {
+            return false;
+        };
+        for env in replies {
+            if self.accounting.accept_snapshot(&env) {
+                self.snapshot.push_back(env);
+            }
+        }
+        self.held = live.into();
+        self.join = None;
+        true
+    }
 }
 
 impl<R: Record> Subscriber<R> for ZenohSubscriber<R> {
     fn try_recv(&mut self) -> Result<Option<Envelope<R>>, BusError> {
-        while let Some(env) = self.queue.pop() {
+        if !self.joined() {
+            return Ok(None);
+        }
+        if let Some(env) = self.snapshot.pop_front() {
+            return Ok(Some(env));
+        }
+        while let Some(env) = self.held.pop_front().or_else(|| self.queue.pop()) {
             if self.accounting.accept(&env) {
                 return Ok(Some(env));
             }
@@ -204,6 +278,10 @@ impl<R: Record> Subscriber<R> for ZenohSubscriber<R> {
 
     fn accounting(&self) -> &Accounting {
         &self.accounting
+    }
+
+    fn joining(&self) -> bool {
+        self.join.as_ref().is_some_and(|j| j.pending())
     }
 
     fn pause(&self) {

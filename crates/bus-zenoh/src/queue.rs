@@ -136,6 +136,10 @@ impl<T> Queue<T> {
     pub(crate) fn wakeup(&self) -> &Wakeup {
         &self.wakeup
     }
+
+    pub(crate) fn wakeup_arc(&self) -> Arc<Wakeup> {
+        self.wakeup.clone()
+    }
 }
 
 #[cfg(test)]

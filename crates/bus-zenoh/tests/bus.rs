@@ -262,6 +262,7 @@ fn slow_recorder_gets_every_record_when_the_publisher_blocks() {
     let qos = SubscriberQos {
         class: SubscriberClass::Recorder,
         queue: 16,
+        ..SubscriberQos::default()
     };
     let mut sub = b.subscriber::<TestRecord>(Securities::All, &qos).unwrap();
     testing::handshake(&a, &b);

@@ -116,8 +116,16 @@ pub struct Counters {
     /// full queue, or lost on the way.
     pub missed: u64,
     /// `first seq - 1` per publisher: records published before the first one we saw, either
-    /// before we connected or dropped before our first read.
+    /// before we connected or dropped before our first read. For a late joiner, the records
+    /// published before it joined that its current state does not hold (superseded by a later
+    /// record of the same security).
     pub missed_at_start: u64,
+    /// Of `received`, the records of a late joiner's current state (the last record of each
+    /// security published before it joined).
+    pub snapshot: u64,
+    /// Records seen again, dropped: a late joiner's live copies of records its current state
+    /// already holds or superseded.
+    pub duplicates: u64,
 }
 
 /// The subscriber's side: the security filter and the counters, from the envelopes it sees
@@ -140,10 +148,34 @@ impl Accounting {
         }
     }
 
-    /// Counts `env` and says whether it passes the filter (to be handed to the caller).
+    /// Counts `env` and says whether it passes the filter (to be handed to the caller). A seq
+    /// at or below the last one seen from its publisher is a duplicate: counted, refused.
     #[inline]
     pub fn accept<R: Record>(&mut self, env: &Envelope<R>) -> bool {
-        self.track(env.publisher, env.seq);
+        if !self.track(env.publisher, env.seq, false) {
+            self.counters.duplicates += 1;
+            return false;
+        }
+        self.filter(env)
+    }
+
+    /// [`Self::accept`] for a record of a late joiner's current state, taken in seq order
+    /// before any live record: the seqs it skips were superseded before the subscriber
+    /// joined, and count in `missed_at_start`, not `missed`.
+    pub fn accept_snapshot<R: Record>(&mut self, env: &Envelope<R>) -> bool {
+        if !self.track(env.publisher, env.seq, true) {
+            self.counters.duplicates += 1;
+            return false;
+        }
+        let accepted = self.filter(env);
+        if accepted {
+            self.counters.snapshot += 1;
+        }
+        accepted
+    }
+
+    #[inline]
+    fn filter<R: Record>(&mut self, env: &Envelope<R>) -> bool {
         if self.filter.matches_sorted(env.record.security_id()) {
             self.counters.received += 1;
             true
@@ -153,21 +185,29 @@ impl Accounting {
         }
     }
 
-    /// Notes `seq` from `publisher`: a jump over unseen numbers counts them missed. A seq at
-    /// or below the last one seen (which neither backend delivers) changes nothing.
-    fn track(&mut self, publisher: u32, seq: u64) {
+    /// Notes `seq` from `publisher`: a jump over unseen numbers counts them missed (or, in a
+    /// snapshot, missed at start). Returns false for a seq at or below the last one seen.
+    #[inline]
+    fn track(&mut self, publisher: u32, seq: u64, snapshot: bool) -> bool {
         match self.last_seq.iter_mut().find(|(id, _)| *id == publisher) {
             Some((_, last)) => {
-                if seq > *last {
-                    self.counters.missed += seq - *last - 1;
-                    *last = seq;
+                if seq <= *last {
+                    return false;
                 }
+                let gap = seq - *last - 1;
+                if snapshot {
+                    self.counters.missed_at_start += gap;
+                } else {
+                    self.counters.missed += gap;
+                }
+                *last = seq;
             }
             None => {
                 self.counters.missed_at_start += seq.saturating_sub(1);
                 self.last_seq.push((publisher, seq));
             }
         }
+        true
     }
 
     /// The counters so far.
@@ -261,8 +301,37 @@ mod tests {
         );
         assert_eq!((a.seen_from(7), a.seen_from(9), a.seen_from(1)), (8, 2, 0));
         assert_eq!(a.seen_up_to(), 8);
-        // An old seq moves nothing back.
-        a.accept(&env(7, 6, 1));
+        // An old seq moves nothing back: a duplicate, refused.
+        assert!(!a.accept(&env(7, 6, 1)));
         assert_eq!((a.seen_from(7), a.counters().missed), (8, 2));
+        assert_eq!((a.counters().received, a.counters().duplicates), (3, 1));
+    }
+
+    #[test]
+    fn a_late_joiners_snapshot_then_the_live_stream() {
+        // 10 published on securities 1-3; the last of each: seqs 6 (3), 9 (1), 10 (2).
+        let mut a = Accounting::new(Securities::Only(vec![1, 2]));
+        let snap: Vec<bool> = [(6, 3), (9, 1), (10, 2)]
+            .iter()
+            .map(|&(s, id)| a.accept_snapshot(&env(7, s, id)))
+            .collect();
+        assert_eq!(snap, [false, true, true]);
+        // Live copies of 9 and 10 arrive too, then 11 and 12.
+        let live: Vec<bool> = [(9, 1), (10, 2), (11, 1), (12, 3)]
+            .iter()
+            .map(|&(s, id)| a.accept(&env(7, s, id)))
+            .collect();
+        assert_eq!(live, [false, false, true, false]);
+        let c = a.counters();
+        assert_eq!(
+            (c.received, c.filtered_out, c.snapshot, c.duplicates),
+            (3, 2, 2, 2)
+        );
+        assert_eq!((c.missed, c.missed_at_start), (0, 7));
+        // published = received + filtered out + missed + missed at start
+        assert_eq!(
+            12,
+            c.received + c.filtered_out + c.missed + c.missed_at_start
+        );
     }
 }

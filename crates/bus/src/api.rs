@@ -71,6 +71,12 @@ pub trait Subscriber<R: Record> {
     /// The filter and counters every envelope taken went through.
     fn accounting(&self) -> &Accounting;
 
+    /// A late joiner ([`SubscriberQos::late_join`]) still taking the current state: nothing
+    /// is delivered until it has it (or gave up on it), so that the state comes first.
+    fn joining(&self) -> bool {
+        false
+    }
+
     /// Waits a little when there was nothing to receive.
     fn pause(&self) {
         std::thread::yield_now();

@@ -139,6 +139,11 @@ impl Bus for LocalBus {
         qos: &SubscriberQos,
     ) -> Result<LocalSubscriber<R>, BusError> {
         Topic::of_record::<R>(self.feed())?;
+        if qos.late_join {
+            return Err(BusError::Unsupported(
+                "late joiners: the local bus keeps no history".into(),
+            ));
+        }
         Ok(LocalSubscriber {
             queue: self.hub.register(qos.queue),
             accounting: Accounting::new(securities),

@@ -23,6 +23,11 @@ pub struct SubscriberQos {
     pub class: SubscriberClass,
     /// Records queued before the class's overflow rule applies.
     pub queue: usize,
+    /// A late joiner: first the current state, the last record of each security published
+    /// before it subscribed (`Counters::snapshot`), then the live stream with no gap and no
+    /// duplicate: DDS's transient-local durability with a keep-last history of one per
+    /// security. Backends that keep no history refuse it (`BusError::Unsupported`).
+    pub late_join: bool,
 }
 
 impl Default for SubscriberQos {
@@ -30,6 +35,7 @@ impl Default for SubscriberQos {
         SubscriberQos {
             class: SubscriberClass::Screen,
             queue: DEFAULT_QUEUE,
+            late_join: false,
         }
     }
 }

@@ -93,3 +93,114 @@ fn demo_over_zenoh() {
     assert!(stdout.contains("all records accounted for"), "{stdout}");
     assert!(stdout.contains("round trip /record"), "{stdout}");
 }
+
+/// Writes `packets` as a len32le file.
+fn write_packets(path: &std::path::Path, packets: &[common::Packet]) {
+    let mut out = Vec::new();
+    for p in packets {
+        out.extend_from_slice(&(p.bytes.len() as u32).to_le_bytes());
+        out.extend_from_slice(&p.bytes);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// `subscribe --history` joins mid-session: it gets the last record of each security and
+/// type published before it joined, then every later record, no gap and no duplicate.
+#[test]
+fn late_joiner_over_zenoh() {
+    use std::collections::HashMap;
+    let dir = common::scratch("zenoh-late");
+    let file = common::generate(&dir, 4_000, 1400);
+    let packets = common::packets(&file, fastfeed_sim::SIMPLE_TEMPLATES);
+    let half = packets.len() / 2;
+    let (before, after) = (dir.join("before.dat"), dir.join("after.dat"));
+    write_packets(&before, &packets[..half]);
+    write_packets(&after, &packets[half..]);
+    let ep = endpoint();
+    let group = common::unique_group(10);
+    let (sub_json, pub_json, dump) = (
+        dir.join("sub.json"),
+        dir.join("pub.json"),
+        dir.join("received.txt"),
+    );
+    let mut args = strings(&["publish", "simple", "--bus", "zenoh", "--feed", "late"]);
+    args.extend(strings(&["--listen", &ep, "-g", &group, "--no-echo"]));
+    args.extend(strings(&["--idle-timeout", "30"]));
+    args.extend(["--report-json".into(), path_arg(&pub_json)]);
+    let mut publisher = Proc::spawn("publisher", &args);
+    publisher.wait_ready();
+    let send = |part: &std::path::Path| {
+        let out = common::fastfeed()
+            .args([
+                "multicast",
+                "-q",
+                "-g",
+                &group,
+                "-s",
+                "200",
+                "--pacing",
+                "sleep",
+            ])
+            .arg("-f")
+            .arg(part)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    send(&before);
+    // The publisher decodes a packet in microseconds: it has published the first half.
+    std::thread::sleep(Duration::from_millis(500));
+
+    let mut args = strings(&["subscribe", "--bus", "zenoh", "--feed", "late", "--history"]);
+    args.extend(strings(&[
+        "--connect",
+        &ep,
+        "--idle-timeout",
+        "20",
+        "--recorder",
+    ]));
+    args.extend(["--report-json".into(), path_arg(&sub_json)]);
+    args.extend(["--dump".into(), path_arg(&dump)]);
+    let mut subscriber = Proc::spawn("subscriber", &args);
+    subscriber.wait_ready(); // it has the current state and is subscribed
+    send(&after);
+    let ended = common::wait_all(&mut [publisher, subscriber], Duration::from_secs(60));
+    assert!(ended[0].success, "publisher: {}", ended[0].stdout);
+    assert!(ended[1].success, "subscriber: {}", ended[1].stdout);
+
+    // The current state: the last record of each (type, security) of the first half.
+    let mut last: HashMap<(&str, u32), &fastfeed_records::Record> = HashMap::new();
+    for r in packets[..half].iter().flat_map(|p| &p.records) {
+        last.insert((r.type_name(), r.security_id()), r);
+    }
+    let live: Vec<_> = packets[half..].iter().flat_map(|p| &p.records).collect();
+    let want = common::dump_lines(last.values().copied().chain(live.iter().copied()));
+    let got = common::read_dump(&dump);
+    assert_eq!(got.len(), want.len(), "current state + live records");
+    assert!(got == want, "the late joiner's records differ");
+
+    let p = read_json(&pub_json);
+    let s = read_json(&sub_json);
+    let published = num(&p, "records");
+    assert_eq!(
+        published,
+        packets.iter().map(|p| p.records.len() as u64).sum::<u64>(),
+        "{p}"
+    );
+    assert_eq!(num(&s, "snapshot"), last.len() as u64, "{s}");
+    assert_eq!(num(&s, "received"), (last.len() + live.len()) as u64, "{s}");
+    assert_eq!(
+        published,
+        num(&s, "received") + num(&s, "filtered_out") + num(&s, "missed"),
+        "published = received + filtered out + missed (superseded before joining): {s}"
+    );
+    for (t, c) in s["per_type"].as_object().unwrap() {
+        assert_eq!(num(c, "gaps"), 0, "{t}: {c}");
+    }
+    assert_eq!(s["complete"], true, "{s}");
+    std::fs::remove_dir_all(&dir).ok();
+}

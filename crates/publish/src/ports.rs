@@ -135,6 +135,18 @@ impl<B: Bus> RecordSubscribers<B> {
         Ok(n)
     }
 
+    /// Whether a late joiner's subscriber of some type is still taking the current state.
+    pub fn joining(&self) -> bool {
+        let mut joining = false;
+        macro_rules! joining {
+            ($f:ident, $t:ty) => {
+                joining |= self.$f.joining();
+            };
+        }
+        for_each_type!(joining);
+        joining
+    }
+
     /// Highest sequence seen from `publisher` for the type with this tag.
     pub fn seen_from(&self, publisher: u32, type_tag: u32) -> u64 {
         let mut seen = 0;

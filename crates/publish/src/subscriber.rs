@@ -21,6 +21,8 @@ pub struct SubscriberReport {
     pub filtered_out: u64,
     /// Samples lost to a full queue (the publisher never waits for a slow subscriber).
     pub missed: u64,
+    /// Of `received`, the current state a late joiner took first (last record per security).
+    pub snapshot: u64,
     pub echoed: u64,
     pub done_seen: bool,
     /// Done seen and every record announced by it accounted for, from one publisher.
@@ -38,8 +40,16 @@ pub struct TypeReport {
     pub type_name: &'static str,
     pub received: u64,
     pub filtered_out: u64,
-    /// Lost to a full queue, those before the first record read included.
+    /// Lost to a full queue, those before the first record read included (for a late
+    /// joiner, those its current state superseded).
     pub missed: u64,
+    /// Of `missed`, the gaps after the first record read (or after the current state).
+    pub gaps: u64,
+    /// Of `received`, a late joiner's current state.
+    pub snapshot: u64,
+    /// Live copies of records already received (a late joiner's, of its current state):
+    /// dropped.
+    pub duplicates: u64,
     /// Records of this type published, as the publishers' Done tokens announced (summed over
     /// publishers), if one came. When the report is complete, received + filtered out +
     /// missed = published.
@@ -75,6 +85,11 @@ impl<B: Bus> RecordSubscriber<B> {
             feed: bus.feed().to_string(),
             stop: None,
         })
+    }
+
+    /// A late joiner still taking the current state of some record type.
+    pub fn joining(&self) -> bool {
+        self.subs.joining()
     }
 
     /// Makes [`Self::run`] end, with the report so far, once `flag` is set (a signal
@@ -200,6 +215,7 @@ impl<B: Bus> RecordSubscriber<B> {
         report.filtered_out = filtered;
         report.missed = missed;
         report.per_type = self.per_type(&done);
+        report.snapshot = report.per_type.iter().map(|t| t.snapshot).sum();
         Ok(report)
     }
 
@@ -214,6 +230,9 @@ impl<B: Bus> RecordSubscriber<B> {
                 received: c.received,
                 filtered_out: c.filtered_out,
                 missed: c.missed + c.missed_at_start,
+                gaps: c.missed,
+                snapshot: c.snapshot,
+                duplicates: c.duplicates,
                 published: done
                     .iter()
                     .filter(|&&(_, t, _)| t == tag)

@@ -72,6 +72,9 @@ pub fn subscriber(r: &SubscriberReport) -> Value {
                 "received": t.received,
                 "filtered_out": t.filtered_out,
                 "missed": t.missed,
+                "gaps": t.gaps,
+                "snapshot": t.snapshot,
+                "duplicates": t.duplicates,
                 "published": t.published,
             });
             (t.type_name.to_string(), v)
@@ -81,6 +84,7 @@ pub fn subscriber(r: &SubscriberReport) -> Value {
         "received": r.received,
         "filtered_out": r.filtered_out,
         "missed": r.missed,
+        "snapshot": r.snapshot,
         "echoed": r.echoed,
         "done_seen": r.done_seen,
         "complete": r.complete,

@@ -32,6 +32,11 @@ pub struct SubscribeArgs {
     /// dropping the oldest (with the publisher's --block-when-congested, nothing is lost).
     #[arg(long)]
     pub recorder: bool,
+    /// A late joiner (Zenoh): first the current state, the last record of each security
+    /// published before it joined, then the live stream with no gap and no duplicate. Prints
+    /// "ready" once it has the state (or found no publisher within 5 s).
+    #[arg(long)]
+    pub history: bool,
     /// Do not echo records back to the publisher.
     #[arg(long)]
     pub no_echo: bool,
@@ -100,9 +105,22 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         } else {
             SubscriberClass::Screen
         },
+        late_join: a.history,
         ..SubscriberQos::default()
     };
-    let mut sub = RecordSubscriber::new(bus, &securities(&a.securities)?, &qos, !a.no_echo)?;
+    let mut sub = RecordSubscriber::new(bus, &securities(&a.securities)?, &qos, !a.no_echo)
+        .context("subscribing")?;
+    if a.history {
+        // The backend ends every join within its own time limits; this one only guards
+        // against a backend that would not.
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        while sub.joining() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        let mut out = std::io::stdout().lock();
+        writeln!(out, "ready")?;
+        out.flush()?;
+    }
     sub.stop_on(&signals::STOP);
     // Written by a thread of its own as they come: formatting in the receive loop would make
     // this subscriber the slow one it is meant to observe, and keeping them all to write at
@@ -150,9 +168,14 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         .collect();
     writeln!(
         out,
-        "subscriber: received {} records ({}), filtered out {}, missed {}, echoed {}, Done {}",
+        "subscriber: received {} records ({}{}), filtered out {}, missed {}, echoed {}, Done {}",
         report.received,
         per_type.join(", "),
+        if a.history {
+            format!("; current state {}", report.snapshot)
+        } else {
+            String::new()
+        },
         report.filtered_out,
         report.missed,
         report.echoed,

@@ -1,0 +1,132 @@
+//! The publisher's side of late joiners: the last sample of each security, kept as sent, and
+//! a queryable on `fastfeed/<feed>/<type>/*` that answers a query with those of the securities
+//! its key expression names (one reply per security, on the security's own key).
+//!
+//! The table is updated before the sample is put: a query answered after the update holds
+//! the record, one answered before it is followed by the record's live copy (the subscriber,
+//! declared before it queried, gets it). The subscriber tells the two apart by seq.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use fastfeed_bus::BusError;
+use zenoh::key_expr::KeyExpr;
+use zenoh::query::{Query, Queryable};
+use zenoh::Wait;
+
+use crate::zerr;
+
+/// Security ids below this have a slot in a flat table, the others in a map.
+const DENSE_IDS: u32 = 1 << 16;
+
+/// The last sample of each security, `stride` bytes each.
+struct LastValues {
+    stride: usize,
+    /// Slot `i` at `i * stride`; an empty slot is zeros (a sample starts with the non-zero
+    /// wire version).
+    dense: Vec<u8>,
+    sparse: HashMap<u32, Vec<u8>>,
+}
+
+impl LastValues {
+    fn store(&mut self, security: u32, sample: &[u8]) {
+        debug_assert_eq!(sample.len(), self.stride);
+        if security < DENSE_IDS {
+            let at = security as usize * self.stride;
+            if self.dense.len() < at + self.stride {
+                self.dense.resize(at + self.stride, 0);
+            }
+            self.dense[at..at + self.stride].copy_from_slice(sample);
+        } else {
+            let slot = self.sparse.entry(security).or_default();
+            slot.clear();
+            slot.extend_from_slice(sample);
+        }
+    }
+
+    /// Every stored sample, copied (the lock is held only for the copy).
+    fn all(&self) -> Vec<(u32, Vec<u8>)> {
+        let dense = self
+            .dense
+            .chunks_exact(self.stride)
+            .enumerate()
+            .filter(|(_, s)| s[0] != 0)
+            .map(|(i, s)| (i as u32, s.to_vec()));
+        let sparse = self.sparse.iter().map(|(&id, s)| (id, s.clone()));
+        dense.chain(sparse).collect()
+    }
+}
+
+/// Shared by the publisher (which stores) and its queryable's callback (which answers).
+pub(crate) struct History {
+    stream: String,
+    values: Mutex<LastValues>,
+    queries: AtomicU64,
+    replies_failed: AtomicU64,
+}
+
+fn lock(m: &Mutex<LastValues>) -> MutexGuard<'_, LastValues> {
+    // Every update is one copy: a panic elsewhere leaves the table usable.
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl History {
+    /// The history of `stream` (`fastfeed/<feed>/<type>`), samples of `stride` bytes, and the
+    /// queryable that answers from it.
+    pub(crate) fn declare(
+        session: &zenoh::Session,
+        stream: &str,
+        stride: usize,
+    ) -> Result<(Arc<History>, Queryable<()>), BusError> {
+        let history = Arc::new(History {
+            stream: stream.to_string(),
+            values: Mutex::new(LastValues {
+                stride,
+                dense: Vec::new(),
+                sparse: HashMap::new(),
+            }),
+            queries: AtomicU64::new(0),
+            replies_failed: AtomicU64::new(0),
+        });
+        let h = history.clone();
+        let queryable = session
+            .declare_queryable(format!("{stream}/*"))
+            .callback(move |query| h.answer(&query))
+            .wait()
+            .map_err(zerr("declare queryable"))?;
+        Ok((history, queryable))
+    }
+
+    pub(crate) fn store(&self, security: u32, sample: &[u8]) {
+        lock(&self.values).store(security, sample);
+    }
+
+    /// Replies with the last sample of every security the query's key expression names; the
+    /// query ends (Zenoh sends its final) when it is dropped after this returns.
+    fn answer(&self, query: &Query) {
+        self.queries.fetch_add(1, Ordering::Relaxed);
+        let samples = lock(&self.values).all();
+        for (security, sample) in samples {
+            let Ok(key) = KeyExpr::try_from(format!("{}/{security}", self.stream)) else {
+                continue;
+            };
+            if !query.key_expr().intersects(&key) {
+                continue;
+            }
+            if query.reply(key, sample).wait().is_err() {
+                self.replies_failed.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+
+    /// Queries answered so far (late joiners served).
+    pub(crate) fn queries(&self) -> u64 {
+        self.queries.load(Ordering::Relaxed)
+    }
+
+    /// Replies Zenoh refused to send (the querier went away, the session closed).
+    pub(crate) fn replies_failed(&self) -> u64 {
+        self.replies_failed.load(Ordering::Relaxed)
+    }
+}
