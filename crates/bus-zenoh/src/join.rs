@@ -109,6 +109,9 @@ impl<R: Record> Drop for FinishOnDrop<R> {
     }
 }
 
+/// What a finished join hands over: (the current state, the live records held).
+pub(crate) type Taken<R> = (Vec<Envelope<R>>, Vec<Envelope<R>>);
+
 /// A late joiner's query for the current state, and the live records held meanwhile.
 pub(crate) struct Join<R: Record> {
     shared: Arc<Shared<R>>,
@@ -187,7 +190,7 @@ impl<R: Record> Join<R> {
 
     /// Once done: the replies sorted by (publisher, seq), and the live records held, in
     /// arrival order. Later live records are queued.
-    pub(crate) fn take(&self) -> Option<(Vec<Envelope<R>>, Vec<Envelope<R>>)> {
+    pub(crate) fn take(&self) -> Option<Taken<R>> {
         if self.pending() {
             return None;
         }

@@ -204,7 +204,7 @@ fn a_late_joiner_during_publishing_misses_nothing() {
     while !started.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(1));
     }
-    let wanted = |id: u32| id % 3 != 0;
+    let wanted = |id: u32| !id.is_multiple_of(3);
     let ids: Vec<u32> = (0..K as u32).filter(|&id| wanted(id)).collect();
     let mut sub = b
         .subscriber::<TestRecord>(Securities::Only(ids), &late())
