@@ -479,6 +479,20 @@ impl<B: Bus> DecodingPublisher<B> {
         Ok(())
     }
 
+    /// After [`finish`](Self::finish): waits until every subscriber that said hello said
+    /// bye (it had the Done and every record it would get), went silent, or `timeout`
+    /// passes; returns how many are still there. A Zenoh session closed at exit drops what
+    /// its links still queue, so a publisher that waits on congestion for its recorders
+    /// waits for them here too before it exits.
+    pub fn wait_for_byes(&mut self, timeout: Duration) -> Result<usize, BusError> {
+        let deadline = Instant::now() + timeout;
+        while self.peers.active() > 0 && Instant::now() < deadline {
+            self.poll_control()?;
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(self.peers.active())
+    }
+
     /// Records published per type.
     pub fn published(&self) -> Vec<(&'static str, u64)> {
         self.pubs

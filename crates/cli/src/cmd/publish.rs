@@ -179,6 +179,13 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
     let interrupted = signals::stopped();
     if !interrupted {
         p.finish(Duration::from_secs(5))?;
+        // Recorders get every record: the last ones may still be on their way.
+        if a.bus == BusKind::Zenoh && a.zenoh.block_when_congested {
+            let left = p.wait_for_byes(Duration::from_secs(10))?;
+            if left > 0 {
+                eprintln!("{left} subscriber(s) had not said bye 10 s after the Done");
+            }
+        }
     }
     print!("{}", report(&p, elapsed));
     if let Some(s) = &socket {
