@@ -67,8 +67,7 @@ bin="${FASTFEED_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/fastfeed}"
 command -v ip >/dev/null || { echo "hosts.sh: needs iproute2's ip" >&2; exit 2; }
 
 # Unique per run: the pid and a random tag (interface names are at most 15 characters).
-tag="$(printf '%x%04x' $$ $((RANDOM)))"
-tag="${tag: -8}"
+tag="$(printf '%08x' $(( (($$ << 15) | RANDOM) & 0xffffffff )))"
 ns_sim="ffsim$tag" ns_pub="ffpub$tag" ns_a="ffsa$tag" ns_b="ffsb$tag" ns_c="ffsc$tag"
 subs=(a b)
 [ -z "$slow" ] || subs+=(c)
@@ -165,7 +164,7 @@ if [ -n "$cut" ]; then
     elif [ -n "$after" ]; then
       echo "cut: the Zenoh session closed; host b reconnected" >>"$work/cut.log"
     else
-      echo "cut: the Zenoh session closed; host b had not reconnected 5 s later" >>"$work/cut.log"
+      echo "cut: no connection on host b 5 s after the restore (the session closed and had not reconnected, or the run ended)" >>"$work/cut.log"
     fi ) &
   cutter=$!
 fi

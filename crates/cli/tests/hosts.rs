@@ -120,12 +120,15 @@ fn has_some_records(dir: &Path, host: &str, want: &[String], last: &[String]) ->
     got.len()
 }
 
-/// The publisher's longest single publish call, in milliseconds.
+/// The publisher's longest single publish call or control message send (announcement,
+/// Done), in milliseconds: what a subscriber that cannot keep up would hold it for.
 fn longest_publish_ms(p: &Value) -> f64 {
-    p["stages_us"]["publish"]["max"]
+    let publish = p["stages_us"]["publish"]["max"]
         .as_f64()
         .expect("publish max")
-        / 1e3
+        / 1e3;
+    let control = p["control_send_max_ms"].as_f64().expect("control send max");
+    publish.max(control)
 }
 
 #[test]
@@ -153,11 +156,12 @@ fn two_subscriber_hosts_receive_every_record() {
 
 /// Host b's link goes down for 2.5 s in the middle of a paced feed (about 5,000 records/s)
 /// and comes back. Hosts a and b queue more records than the run has: host a, starved of CPU
-/// on a busy machine, still drops none of its own. Zenoh's TCP session outlives a cut shorter than its lease (10 s): what
-/// the publisher's queue for that link and TCP hold arrives late, the rest is dropped for
-/// that link alone (congestion control Drop), so host b sees a gap in the sequence numbers
-/// and counts it. A longer cut closes the session; `--connect` reconnects after the link
-/// returns, and the gap is counted the same way.
+/// on a busy machine, still drops none of its own. Zenoh's TCP session outlives a cut
+/// shorter than its lease (10 s): what the publisher's queue for that link and TCP hold
+/// arrives late, the rest is dropped for that link alone (congestion control Drop), so host
+/// b sees a gap in the sequence numbers and counts it. A longer cut closes the session;
+/// `--connect` reconnects after the link returns, and the gap is counted the same way. The
+/// publisher waits for host b's bye at the end, so its Done reaches host b.
 #[test]
 fn a_cut_subscriber_host_counts_what_it_missed() {
     const CUT_S: f64 = 2.5;
@@ -183,10 +187,13 @@ fn a_cut_subscriber_host_counts_what_it_missed() {
     reconciled(&p, "b", &b);
     let got = has_some_records(&dir, "b", &want, &last);
     assert_eq!(got as u64, common::num(&b, "received"), "{b}");
-    // About 12,000 records were sent during the cut, more than the link's queues hold.
+    // About 12,000 records were sent during the cut. Zenoh's queue for the link and TCP's
+    // send buffer (autotuned, up to megabytes) hold some or all of them: host b either
+    // counted a gap or got them late, their echoes a good part of the cut after they left.
+    let late_ms = p["stages_us"]["round_trip"]["max"].as_f64().unwrap() / 1e3;
     assert!(
-        common::num(&b, "missed") > 0,
-        "host b missed nothing: {b}\n{stdout}"
+        common::num(&b, "missed") > 0 || late_ms > CUT_S * 1e3 / 2.0,
+        "host b neither missed records nor got them late ({late_ms} ms): {b}\n{stdout}"
     );
 
     // The publisher never waited for host b: no publish call took a sizeable part of the cut,

@@ -48,6 +48,7 @@ pub fn publisher<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> Value {
         "subscribers_silent": c.subscribers_silent,
         "other_publishers": c.other_publishers,
         "first_to_last_packet_ms": elapsed.as_secs_f64() * 1e3,
+        "control_send_max_ms": p.control_send_max.as_secs_f64() * 1e3,
         "stages_us": {
             "decode": stage(&p.decode),
             "publish": stage(&p.publish),
