@@ -371,6 +371,7 @@ def main(argv=None):
         if hello is not None:
             hello.put(PREFIX.pack(WIRE_VERSION, 1, CONTROL_TAG) +
                       CONTROL.pack(BYE, my_id, 0, 0, 0))
+            time.sleep(0.2)  # closing at once can drop it; the publisher waits for it
         session.close()
 
     missed = sum(tally.missed(s) for s in tally.streams())

@@ -27,9 +27,11 @@ def endpoint():
         return f"tcp/127.0.0.1:{s.getsockname()[1]}"
 
 
-def python_subscriber(*args):
-    return subprocess.Popen([sys.executable, str(SCRIPT), *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+def python_subscriber(out, *args):
+    """Writes to a file: a pipe read only at the end would fill, stop the subscriber, and
+    hold the publisher, which waits for its bye."""
+    return subprocess.Popen([sys.executable, str(SCRIPT), *args], stdout=out,
+                            stderr=subprocess.STDOUT, text=True)
 
 
 def run(fastfeed_bin, tmp_path, data, feed, py_args_list):
@@ -40,8 +42,9 @@ def run(fastfeed_bin, tmp_path, data, feed, py_args_list):
     subprocess.run([fastfeed_bin, "generate", data, "-n", "2000", "-o", str(file)],
                    check=True, capture_output=True)
     ep = endpoint()
-    pys = [python_subscriber("--connect", ep, "--feed", feed, "--idle-timeout", "30", *a)
-           for a in py_args_list]
+    outs = [open(tmp_path / f"py{i}.out", "w") for i in range(len(py_args_list))]
+    pys = [python_subscriber(o, "--connect", ep, "--feed", feed, "--idle-timeout", "30", *a)
+           for o, a in zip(outs, py_args_list)]
     dump, sub_json, pub_json = (tmp_path / n for n in ("rs.records", "sub.json", "pub.json"))
     rust = subprocess.Popen(
         [fastfeed_bin, "subscribe", "--bus", "zenoh", "--feed", feed, "--connect", ep,
@@ -58,9 +61,11 @@ def run(fastfeed_bin, tmp_path, data, feed, py_args_list):
     assert pub.returncode == 0, pub.stdout + pub.stderr
     assert f"{1 + len(pys)} subscriber(s) ready" in pub.stderr, pub.stderr
     results = []
-    for p in pys:
-        out, err = p.communicate(timeout=TIMEOUT)
-        results.append((p.returncode, out.splitlines(), err))
+    for i, (p, o) in enumerate(zip(pys, outs)):
+        p.wait(timeout=TIMEOUT)
+        o.close()
+        lines = (tmp_path / f"py{i}.out").read_text().splitlines()
+        results.append((p.returncode, lines, ""))
     rust.communicate(timeout=TIMEOUT)
     assert json.loads(sub_json.read_text())["complete"] is True
     return json.loads(pub_json.read_text()), dump.read_text().splitlines(), results

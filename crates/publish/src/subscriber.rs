@@ -206,8 +206,15 @@ impl<B: Bus> RecordSubscriber<B> {
             }
             self.control_rx.pause();
         }
-        self.control_tx
-            .send(Control::new(Control::BYE, self.id, 0, report.echoed))?;
+        // Three times: a control message is dropped for a link whose queue is full (this
+        // subscriber's own echoes may fill it), and a publisher on Zenoh waits for the bye.
+        for i in 0..3 {
+            if i > 0 {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            self.control_tx
+                .send(Control::new(Control::BYE, self.id, 0, report.echoed))?;
+        }
         let (received, filtered, missed) = self.subs.totals();
         report.received = received;
         report.filtered_out = filtered;
