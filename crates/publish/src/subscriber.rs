@@ -13,6 +13,10 @@ use crate::{RecordSubscribers, HEARTBEAT};
 /// How long a subscriber waits, hearing no publisher, before it says what it waits for.
 pub const WAITING_NOTICE: Duration = Duration::from_secs(1);
 
+/// After the Done, how long without a record before the records it announced and never
+/// seen are counted missed.
+pub const TAIL_WAIT: Duration = Duration::from_secs(2);
+
 #[derive(Debug, Clone, Default)]
 pub struct SubscriberReport {
     /// Per record type, by type name.
@@ -40,10 +44,14 @@ pub struct TypeReport {
     pub type_name: &'static str,
     pub received: u64,
     pub filtered_out: u64,
-    /// Lost to a full queue, those before the first record read included (for a late
-    /// joiner, those its current state superseded).
+    /// Lost to a full queue or on the way, those before the first record read and after
+    /// the last one (`missed_at_end`) included (for a late joiner, also those its current
+    /// state superseded).
     pub missed: u64,
-    /// Of `missed`, the gaps after the first record read (or after the current state).
+    /// Announced by the publisher's Done but never seen: the last records, dropped on the
+    /// way (a congested Zenoh link drops for that subscriber alone).
+    pub missed_at_end: u64,
+    /// Of `missed`, the gaps between records read (for a late joiner, after its state).
     pub gaps: u64,
     /// Of `received`, a late joiner's current state.
     pub snapshot: u64,
@@ -107,6 +115,7 @@ impl<B: Bus> RecordSubscriber<B> {
         let mut report = SubscriberReport::default();
         let mut done: Vec<Done> = Vec::new();
         let mut last_activity = Instant::now();
+        let mut last_record = Instant::now();
         let mut last_hello: Option<Instant> = None;
         let started = Instant::now();
         let mut told_waiting = false;
@@ -169,6 +178,7 @@ impl<B: Bus> RecordSubscriber<B> {
             }
             if n > 0 {
                 last_activity = Instant::now();
+                last_record = last_activity;
             }
             // Say hello often until a publisher is heard from (it may wait for us), then
             // now and then: the publisher sees that this subscriber is still there.
@@ -194,11 +204,14 @@ impl<B: Bus> RecordSubscriber<B> {
                 );
             }
             // No bus orders the control channel against the data: the Done may overtake the
-            // last records, so finish only once every announced record was seen.
+            // last records, so finish once every announced record was seen, or once none came
+            // for TAIL_WAIT after the Done: a link that dropped the last ones (Zenoh drops
+            // for a congested link) never delivers them, and they are counted missed.
             if report.done_seen
-                && done
-                    .iter()
-                    .all(|&(p, tag, last)| self.subs.seen_from(p, tag) >= last)
+                && (last_record.elapsed() >= TAIL_WAIT
+                    || done
+                        .iter()
+                        .all(|&(p, tag, last)| self.subs.seen_from(p, tag) >= last))
             {
                 report.complete = report.publishers.len() <= 1;
                 break;
@@ -208,13 +221,20 @@ impl<B: Bus> RecordSubscriber<B> {
             }
             self.control_rx.pause();
         }
-        self.control_tx
-            .send(Control::new(Control::BYE, self.id, 0, report.echoed))?;
+        // Three times: a control message is dropped for a link whose queue is full (this
+        // subscriber's own echoes may fill it), and a publisher on Zenoh waits for the bye.
+        for i in 0..3 {
+            if i > 0 {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            self.control_tx
+                .send(Control::new(Control::BYE, self.id, 0, report.echoed))?;
+        }
         let (received, filtered, missed) = self.subs.totals();
         report.received = received;
         report.filtered_out = filtered;
-        report.missed = missed;
         report.per_type = self.per_type(&done);
+        report.missed = missed + report.per_type.iter().map(|t| t.missed_at_end).sum::<u64>();
         report.snapshot = report.per_type.iter().map(|t| t.snapshot).sum();
         Ok(report)
     }
@@ -230,6 +250,7 @@ impl<B: Bus> RecordSubscriber<B> {
                 received: c.received,
                 filtered_out: c.filtered_out,
                 missed: c.missed + c.missed_at_start,
+                missed_at_end: 0,
                 gaps: c.missed,
                 snapshot: c.snapshot,
                 duplicates: c.duplicates,
@@ -238,6 +259,17 @@ impl<B: Bus> RecordSubscriber<B> {
                     .filter(|&&(_, t, _)| t == tag)
                     .map(|&(_, _, n)| n)
                     .reduce(|a, b| a + b),
+            })
+            .map(|mut t| {
+                // Announced by a Done and never seen: the tail a link dropped.
+                let tag = fastfeed_bus::type_tag(t.type_name);
+                t.missed_at_end = done
+                    .iter()
+                    .filter(|&&(_, dt, _)| dt == tag)
+                    .map(|&(p, _, last)| last.saturating_sub(self.subs.seen_from(p, tag)))
+                    .sum();
+                t.missed += t.missed_at_end;
+                t
             })
             .collect();
         v.sort_by_key(|t| t.type_name);

@@ -37,6 +37,11 @@ pub struct SubscribeArgs {
     /// "ready" once it has the state (or found no publisher within 5 s).
     #[arg(long)]
     pub history: bool,
+    /// Records queued per record type before the class's rule applies (a screen drops its
+    /// oldest, a recorder holds the session).
+    #[arg(long, default_value_t = fastfeed_bus::DEFAULT_QUEUE,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub queue: usize,
     /// Do not echo records back to the publisher.
     #[arg(long)]
     pub no_echo: bool,
@@ -106,7 +111,7 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
             SubscriberClass::Screen
         },
         late_join: a.history,
-        ..SubscriberQos::default()
+        queue: a.queue,
     };
     let mut sub = RecordSubscriber::new(bus, &securities(&a.securities)?, &qos, !a.no_echo)
         .context("subscribing")?;
