@@ -143,9 +143,8 @@ impl Column {
 
     /// Appends a decoded value. The decoder range-checks integers against the field's type,
     /// so the narrowing casts keep every value.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, v: FieldValue<'_>) {
-        self.nulls.append_non_null();
         match (&mut self.data, v) {
             (Data::U32(d), FieldValue::UInt(x)) => d.push(x as u32),
             (Data::U64(d), FieldValue::UInt(x)) => d.push(x),
@@ -161,18 +160,32 @@ impl Column {
                 exponent.push(x.exponent as i8);
             }
             (Data::Bytes { offsets, bytes }, FieldValue::Ascii(b) | FieldValue::Bytes(b)) => {
-                bytes.extend_from_slice(b);
+                append_bytes(bytes, b);
                 offsets.push(bytes.len() as i32);
             }
             (Data::Bytes { offsets, bytes }, FieldValue::Unicode(s)) => {
-                bytes.extend_from_slice(s.as_bytes());
+                append_bytes(bytes, s.as_bytes());
                 offsets.push(bytes.len() as i32);
             }
             // The template types the column and the decoder the value alike.
-            _ => {
-                self.nulls.truncate(self.nulls.len() - 1);
-                self.push_null();
+            _ => return self.push_null(),
+        }
+        self.nulls.append_non_null();
+    }
+
+    /// Room for `n` more values without regrowing (and `n * 8` bytes of strings).
+    pub fn reserve(&mut self, n: usize) {
+        match &mut self.data {
+            Data::Decimal { mantissa, exponent } => {
+                mantissa.reserve(n);
+                exponent.reserve(n);
             }
+            Data::Bytes { offsets, bytes } => {
+                offsets.reserve(n);
+                bytes.reserve(n * 8);
+            }
+            Data::List { offsets } => offsets.reserve(n),
+            data => each_int!(data, d => d.reserve(n)),
         }
     }
 
@@ -264,6 +277,19 @@ impl Column {
             Data::List { .. } => {}
             data => each_int!(data, d => d.extend(std::iter::repeat_n(d[last], n))),
         }
+    }
+}
+
+/// Appends a string's bytes. Most strings in market data are a few bytes, for which a call
+/// to `memcpy` costs more than the copy.
+#[inline(always)]
+fn append_bytes(bytes: &mut Vec<u8>, b: &[u8]) {
+    if b.len() <= 16 {
+        for &x in b {
+            bytes.push(x);
+        }
+    } else {
+        bytes.extend_from_slice(b);
     }
 }
 
