@@ -28,9 +28,10 @@ pub(crate) enum Data {
     I16(Vec<i16>),
     I32(Vec<i32>),
     I64(Vec<i64>),
-    /// Kept as on the wire until the batch's scale is known.
+    /// The mantissas, as on the wire until the batch's scale is known, in the vector that
+    /// becomes the decimal128 buffer (rescaled in place: no second buffer to fault in).
     Decimal {
-        mantissa: Vec<i64>,
+        mantissa: Vec<i128>,
         exponent: Vec<i8>,
     },
     /// Offsets (one more than values) into bytes: strings and byte vectors alike.
@@ -155,7 +156,7 @@ impl Column {
             (Data::I8(d), FieldValue::Int(x)) => d.push(x as i8),
             (Data::I16(d), FieldValue::Int(x)) => d.push(x as i16),
             (Data::Decimal { mantissa, exponent }, FieldValue::Decimal(x)) => {
-                mantissa.push(x.mantissa);
+                mantissa.push(x.mantissa as i128);
                 // The decoder rejects exponents outside -63..=63.
                 exponent.push(x.exponent as i8);
             }
@@ -358,7 +359,6 @@ pub(crate) fn rescale(d: Decimal, scale: i8) -> Option<i128> {
 /// Turns a column (and, for a list, its children) into an Arrow array, leaving it empty for
 /// the next batch.
 pub(crate) fn finish(plan: &Plan, cols: &mut [Column], c: usize) -> Result<ArrayRef, TableError> {
-    let len = cols[c].len();
     let nulls = cols[c].nulls.finish();
     let name = &plan.columns[c].name;
     // The next batch's vectors start at this one's size: no regrowth on the hot path.
@@ -374,30 +374,31 @@ pub(crate) fn finish(plan: &Plan, cols: &mut [Column], c: usize) -> Result<Array
         Data::I32(v) => Arc::new(PrimitiveArray::<Int32Type>::new(v.into(), nulls)),
         Data::I64(v) => Arc::new(PrimitiveArray::<Int64Type>::new(v.into(), nulls)),
         Data::Decimal { mantissa, exponent } => {
-            let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+            // Nulls hold 0e0: no fraction digits, and 0 at any scale, so they need no check.
             // Unless fixed, the first batch's values set the scale: the most fraction digits
             // any of them has. It stays for the later batches, so every batch has one schema.
             let scale = cols[c].scale.unwrap_or_else(|| {
-                (0..len)
-                    .filter(|&i| valid(i))
-                    .map(|i| crate::plan::scale_of(exponent[i] as i64))
+                exponent
+                    .iter()
+                    .map(|&e| crate::plan::scale_of(e as i64))
                     .max()
                     .unwrap_or(0)
             });
-            let mut values = Vec::with_capacity(len);
-            for i in 0..len {
-                if !valid(i) {
-                    values.push(0);
+            let mut values = mantissa;
+            for (v, &e) in values.iter_mut().zip(&exponent) {
+                // Most values have the column's exponent: the mantissa is the value.
+                if e as i32 == -(scale as i32) {
                     continue;
                 }
-                let d = Decimal::new(exponent[i] as i32, mantissa[i]);
+                // The mantissa came from an i64.
+                let d = Decimal::new(e as i32, *v as i64);
                 let needed = crate::plan::scale_of(d.exponent as i64);
-                values.push(rescale(d, scale).ok_or_else(|| TableError::Decimal {
+                *v = rescale(d, scale).ok_or_else(|| TableError::Decimal {
                     column: name.clone(),
                     value: d.to_string(),
                     scale,
                     needed: (needed > scale).then_some(needed),
-                })?);
+                })?;
             }
             cols[c].scale.get_or_insert(scale);
             Arc::new(
