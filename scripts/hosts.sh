@@ -8,12 +8,26 @@
 # and publishes records over Zenoh to the two subscriber hosts; each echoes every record back
 # for the round trip. Prints the publisher's latency table across hosts, then the same run
 # on shared memory on one host, and each subscriber's count. Exits non-zero unless both
-# subscriber hosts accounted for every record without missing any.
+# subscriber hosts (host a alone with --cut) received every record.
 #
 # Needs root and `ip netns`. Namespaces and links get names unique to this run and are
 # removed on exit. Only addresses inside these namespaces are used.
 #
-# Usage: scripts/hosts.sh [-n COUNT] [-d simple|complex] [--no-shm] [--keep DIR]
+# Faults (each subscriber's report then tells what it missed; the others must miss nothing):
+#   --cut SECS     subscriber host b's link goes down for SECS seconds, --cut-at SECS (default
+#                  1) after the simulator starts sending, then comes back up
+#   --slow MS      a third subscriber host c, screen class, stops reading for MS ms after its
+#                  first record (its queue, 1024 records per type, drops the oldest)
+#   --queue N      hosts a and b queue N records per type (default 4096): more than a run's
+#                  records, and a host starved of CPU on a busy machine still drops none
+# Throughput (--throughput): no simulator; the publisher host publishes the file as fast as
+# the subscriber hosts take it (--block-when-congested, no echo), the subscribers are
+# recorders; prints records/s publisher -> subscriber hosts, with none missed.
+#
+# Usage: scripts/hosts.sh [-n COUNT] [-d simple|complex] [-s PAUSE_US] [-p PACKET_BYTES]
+#                         [--cut SECS [--cut-at SECS]] [--slow MS] [--queue N] [--no-shm]
+#                         [--throughput] [--keep DIR]
+#   -s: the simulator's pause between packets (default 20 us); -p: largest packet (1024).
 #   FASTFEED_BIN: the fastfeed executable (default: $CARGO_TARGET_DIR or target, debug).
 set -euo pipefail
 
@@ -21,13 +35,27 @@ count=20000
 data=simple
 shm=1
 keep=""
+pause=20
+packet=1024
+cut=""
+cut_at=1
+slow=""
+queue=4096
+throughput=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) count="$2"; shift 2 ;;
     -d) data="$2"; shift 2 ;;
+    -s) pause="$2"; shift 2 ;;
+    -p) packet="$2"; shift 2 ;;
+    --cut) cut="$2"; shift 2 ;;
+    --cut-at) cut_at="$2"; shift 2 ;;
+    --slow) slow="$2"; shift 2 ;;
+    --queue) queue="$2"; shift 2 ;;
+    --throughput) throughput=1; shm=0; shift ;;
     --no-shm) shm=0; shift ;;
     --keep) keep="$2"; shift 2 ;;
-    -h|--help) sed -n 2,17p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,32p "$0"; exit 0 ;;
     *) echo "hosts.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -39,22 +67,26 @@ bin="${FASTFEED_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/fastfeed}"
 command -v ip >/dev/null || { echo "hosts.sh: needs iproute2's ip" >&2; exit 2; }
 
 # Unique per run: the pid and a random tag (interface names are at most 15 characters).
-tag="$(printf '%x%04x' $$ $((RANDOM)))"
-tag="${tag: -8}"
-ns_sim="ffsim$tag" ns_pub="ffpub$tag" ns_a="ffsa$tag" ns_b="ffsb$tag"
+tag="$(printf '%08x' $(( (($$ << 15) | RANDOM) & 0xffffffff )))"
+ns_sim="ffsim$tag" ns_pub="ffpub$tag" ns_a="ffsa$tag" ns_b="ffsb$tag" ns_c="ffsc$tag"
+subs=(a b)
+[ -z "$slow" ] || subs+=(c)
 work="${keep:-$(mktemp -d)}"
 mkdir -p "$work"
 pids=()
 
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  for ns in "$ns_sim" "$ns_pub" "$ns_a" "$ns_b"; do ip netns del "$ns" 2>/dev/null || true; done
+  for ns in "$ns_sim" "$ns_pub" "$ns_a" "$ns_b" "$ns_c"; do ip netns del "$ns" 2>/dev/null || true; done
   [ -n "$keep" ] || rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-for ns in "$ns_sim" "$ns_pub" "$ns_a" "$ns_b"; do
+sub_ns() { case "$1" in a) echo "$ns_a" ;; b) echo "$ns_b" ;; c) echo "$ns_c" ;; esac; }
+sub_net() { case "$1" in a) echo 2 ;; b) echo 3 ;; c) echo 4 ;; esac; }
+
+for ns in "$ns_sim" "$ns_pub" $(for s in "${subs[@]}"; do sub_ns "$s"; done); do
   ip netns add "$ns"
   ip -n "$ns" link set lo up
 done
@@ -68,8 +100,7 @@ link() {
   ip -n "$3" link set "v${5}b$tag" up
 }
 link "$ns_sim" 10.201.1.1 "$ns_pub" 10.201.1.2 m
-link "$ns_pub" 10.201.2.1 "$ns_a" 10.201.2.2 a
-link "$ns_pub" 10.201.3.1 "$ns_b" 10.201.3.2 b
+for s in "${subs[@]}"; do link "$ns_pub" "10.201.$(sub_net "$s").1" "$(sub_ns "$s")" "10.201.$(sub_net "$s").2" "$s"; done
 # Multicast leaves the simulator host on its only link.
 ip -n "$ns_sim" route add 224.0.0.0/4 dev "vma$tag"
 
@@ -77,22 +108,29 @@ ip -n "$ns_sim" route add 224.0.0.0/4 dev "vma$tag"
 group="239.201.$(( ($$ >> 8) & 255 )).$(( $$ & 255 )):$(( 20000 + $$ % 20000 ))"
 feed="hosts$tag"
 file="$work/$data$count.dat"
-"$bin" generate "$data" -o "$file" -n "$count" >/dev/null
+"$bin" generate "$data" -o "$file" -n "$count" -p "$packet" >/dev/null
 
 in_ns() { local ns="$1"; shift; ip netns exec "$ns" "$@"; }
 
-for s in a b; do
-  if [ "$s" = a ]; then ns="$ns_a" ep=tcp/10.201.2.1:7447; else ns="$ns_b" ep=tcp/10.201.3.1:7447; fi
-  in_ns "$ns" "$bin" subscribe --feed "$feed" --bus zenoh --connect "$ep" --idle-timeout 30 \
-    --report-json "$work/sub_$s.json" --dump "$work/sub_$s.records" >"$work/sub_$s.out" 2>&1 &
+listen=()
+for s in "${subs[@]}"; do
+  ep="tcp/10.201.$(sub_net "$s").1:7447"
+  listen+=(--listen "$ep")
+  extra=(--queue "$queue" --dump "$work/sub_$s.records")
+  [ "$s" != c ] || extra=(--stall-ms "$slow" --queue 1024 --dump "$work/sub_$s.records")
+  # Recorders, no echo, no dump: the publisher waits for them, and nothing else loads them.
+  [ "$throughput" = 0 ] || extra=(--queue "$queue" --recorder --no-echo)
+  in_ns "$(sub_ns "$s")" "$bin" subscribe --feed "$feed" --bus zenoh --connect "$ep" --idle-timeout 30 \
+    "${extra[@]}" --report-json "$work/sub_$s.json" >"$work/sub_$s.out" 2>&1 &
   pids+=($!)
 done
 
 fifo="$work/pub.fifo"
 mkfifo "$fifo"
-in_ns "$ns_pub" "$bin" publish "$data" --feed "$feed" --bus zenoh \
-  --listen tcp/10.201.2.1:7447 --listen tcp/10.201.3.1:7447 \
-  -g "$group" -i 10.201.1.2 --wait-subscribers 2 --idle-timeout 30 \
+source=(-g "$group" -i 10.201.1.2)
+[ "$throughput" = 0 ] || source=(-f "$file" --block-when-congested --no-echo)
+in_ns "$ns_pub" "$bin" publish "$data" --feed "$feed" --bus zenoh "${listen[@]}" \
+  "${source[@]}" --wait-subscribers "${#subs[@]}" --idle-timeout 30 \
   --report-json "$work/pub.json" >"$fifo" 2>"$work/pub.err" &
 pub_pid=$!
 pids+=($pub_pid)
@@ -103,17 +141,55 @@ if [ "$line" != ready ]; then
   cat "$work/pub.err" >&2
   exit 1
 fi
-in_ns "$ns_sim" "$bin" multicast -f "$file" -g "$group" -i 10.201.1.1 -s 20 -q
+cutter=""
+# Host b's established TCP connections (local -> peer): the same one after the cut means
+# Zenoh's session outlived it; another means the session closed and --connect reconnected.
+conns() { ip netns exec "$ns_b" ss -tnH state established 2>/dev/null | awk '{ print $3 "->" $4 }' | sort | tr '\n' ' '; }
+if [ -n "$cut" ]; then
+  # The subscriber host's side of its link: its session sees the network vanish.
+  ( sleep "$cut_at"
+    before="$(conns)"
+    ip -n "$ns_b" link set "vbb$tag" down
+    echo "cut: link to host b down for $cut s" >"$work/cut.log"
+    sleep "$cut"
+    ip -n "$ns_b" link set "vbb$tag" up
+    # Up to 5 s for a connection to show (a new session: --connect retries with back-off).
+    after="" waited=0
+    while [ -z "$after" ] && [ "$waited" -lt 50 ]; do
+      sleep 0.1; waited=$((waited + 1)); after="$(conns)"
+    done
+    echo "cut: host b's TCP connections before: ${before:-none}; after the link came back: ${after:-none} (within $((waited / 10)).$((waited % 10)) s)" >>"$work/cut.log"
+    if [ -n "$before" ] && [ "$before" = "$after" ]; then
+      echo "cut: the Zenoh session outlived the cut" >>"$work/cut.log"
+    elif [ -n "$after" ]; then
+      echo "cut: the Zenoh session closed; host b reconnected" >>"$work/cut.log"
+    else
+      echo "cut: no connection on host b 5 s after the restore (the session closed and had not reconnected, or the run ended)" >>"$work/cut.log"
+    fi ) &
+  cutter=$!
+fi
+sim_start=$(date +%s.%N)
+# Long pauses are slept: spinning through them would take a core from the hosts.
+pacing=spin
+[ "$pause" -lt 200 ] || pacing=sleep
+[ "$throughput" = 1 ] || in_ns "$ns_sim" "$bin" multicast -f "$file" -g "$group" -i 10.201.1.1 -s "$pause" --pacing "$pacing" -q
+sim_end=$(date +%s.%N)
 cat <&3 >"$work/pub.out"
 pub_ok=0; wait "$pub_pid" || pub_ok=$?
-sub_ok=0
-for p in "${pids[@]:0:2}"; do wait "$p" || sub_ok=1; done
+[ -z "$cutter" ] || wait "$cutter"
+declare -A sub_rc
+for i in "${!subs[@]}"; do rc=0; wait "${pids[$i]}" || rc=$?; sub_rc[${subs[$i]}]=$rc; done
 pids=()
 
 echo "== across hosts: sim -> multicast -> publisher host -> Zenoh (TCP over veth) -> 2 subscriber hosts"
 echo "== $data, $count messages"
 sed -n '/^times in microseconds/,$p' "$work/pub.out"
-for s in a b; do echo "subscriber host $s: $(tail -n 1 "$work/sub_$s.out")"; done
+[ "$throughput" = 0 ] || awk -v n="$(grep -m1 '^  "records":' "$work/pub.json" | tr -dc 0-9)" \
+  -v ms="$(grep -m1 '"first_to_last_packet_ms":' "$work/pub.json" | sed 's/.*: *//; s/,//')" \
+  'BEGIN { printf "throughput: %d records in %.1f ms: %.0f records/s from the publisher host to every subscriber host\n", n, ms, n / (ms / 1e3) }'
+[ "$throughput" = 1 ] || echo "simulator sent for $(awk "BEGIN { printf \"%.2f\", $sim_end - $sim_start }") s"
+[ ! -f "$work/cut.log" ] || cat "$work/cut.log"
+for s in "${subs[@]}"; do echo "subscriber host $s: $(tail -n 1 "$work/sub_$s.out")"; done
 
 if [ "$shm" = 1 ]; then
   echo "== one host, shared memory (fastfeed demo --bus shm)"
@@ -122,13 +198,23 @@ if [ "$shm" = 1 ]; then
 fi
 
 # Each subscriber drains one record type after another: compare as multisets.
-if ! cmp -s <(sort "$work/sub_a.records") <(sort "$work/sub_b.records"); then
+if [ -z "$cut" ] && [ "$throughput" = 0 ] && ! cmp -s <(sort "$work/sub_a.records") <(sort "$work/sub_b.records"); then
   echo "hosts.sh: the two subscriber hosts received different records" >&2
   exit 1
 fi
-if [ "$pub_ok" != 0 ] || [ "$sub_ok" != 0 ]; then
-  echo "hosts.sh: publisher exit $pub_ok, subscribers ok: $([ $sub_ok = 0 ] && echo yes || echo no)" >&2
+# The cut host b and the slow host c may miss records (their reports count them); the others
+# must have every one.
+whole=(a)
+[ -n "$cut" ] || whole+=(b)
+failed=""
+# Exit status 0 says every record was accounted for (received or counted missed); these
+# hosts must also have missed none.
+for s in "${whole[@]}"; do
+  [ "${sub_rc[$s]}" = 0 ] && grep -q '^  "missed": 0,' "$work/sub_$s.json" || failed+=" $s"
+done
+if [ "$pub_ok" != 0 ] || [ -n "$failed" ]; then
+  echo "hosts.sh: publisher exit $pub_ok; subscriber hosts that missed records or failed:${failed:- none}" >&2
   cat "$work/pub.err" >&2
   exit 1
 fi
-echo "hosts.sh: both subscriber hosts received every record"
+echo "hosts.sh: subscriber host(s) ${whole[*]} received every record"

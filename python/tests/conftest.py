@@ -30,6 +30,11 @@ def _binary():
 
 
 @pytest.fixture(scope="session")
+def fastfeed_bin():
+    return _binary()
+
+
+@pytest.fixture(scope="session")
 def cli():
     binary = _binary()
 

@@ -100,7 +100,10 @@ impl ZenohBus {
         Ok(Topic::new(&self.feed, type_name)?.stream_name())
     }
 
-    fn aux_sender<M: Message>(&self) -> Result<ZenohSender<M>, BusError> {
+    fn aux_sender<M: Message>(
+        &self,
+        congestion: zenoh::qos::CongestionControl,
+    ) -> Result<ZenohSender<M>, BusError> {
         let key = self.key(M::TYPE_NAME)?;
         let publisher = self
             .session
@@ -108,7 +111,7 @@ impl ZenohBus {
             // Echoes and control are few and latency-bound: not batched, ahead of data.
             .express(true)
             .priority(zenoh::qos::Priority::InteractiveHigh)
-            .congestion_control(zenoh::qos::CongestionControl::Block)
+            .congestion_control(congestion)
             .wait()
             .map_err(zerr("declare publisher"))?;
         Ok(ZenohSender {
@@ -218,16 +221,22 @@ impl Bus for ZenohBus {
         ZenohSubscriber::new(&self.session, &topic, securities, queue)
     }
 
+    /// Echoes wait for room: a burst of them must all reach the publisher, and only the
+    /// echoing subscriber waits.
     fn echo_sender(&self) -> Result<ZenohSender<Echo>, BusError> {
-        self.aux_sender()
+        self.aux_sender(zenoh::qos::CongestionControl::Block)
     }
 
     fn echo_receiver(&self) -> Result<ZenohReceiver<Echo>, BusError> {
         self.aux_receiver()
     }
 
+    /// Control messages are dropped for a link that cannot take them (a host cut off: its
+    /// express batches fill): blocking held the publisher's thread for the whole cut, and
+    /// past 5 s Zenoh closed that session. Announcements and hellos repeat; the publisher
+    /// repeats its Done until every subscriber said bye.
     fn control_sender(&self) -> Result<ZenohSender<Control>, BusError> {
-        self.aux_sender()
+        self.aux_sender(zenoh::qos::CongestionControl::Drop)
     }
 
     fn control_receiver(&self) -> Result<ZenohReceiver<Control>, BusError> {

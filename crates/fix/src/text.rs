@@ -10,6 +10,15 @@ const PAIRS: &[u8; 200] = b"\
 6061626364656667686970717273747576777879\
 8081828384858687888990919293949596979899";
 
+/// Decimal digits of `v` (1 for 0), without a loop or a division: the bit length gives
+/// the count or one more, and a table lookup settles which.
+#[inline]
+fn digits(v: u64) -> usize {
+    let w = v | 1;
+    let t = (((64 - w.leading_zeros()) * 1233) >> 12) as usize;
+    t + 1 - usize::from(w < POW10[t])
+}
+
 const POW10: [u64; 20] = {
     let mut p = [1u64; 20];
     let mut i = 1;
@@ -94,8 +103,50 @@ impl Buf {
     /// Needs room for 20 bytes.
     #[inline]
     pub fn uint(&mut self, v: u64) {
-        let len = v.checked_ilog10().unwrap_or(0) as usize + 1;
-        self.padded(v, len);
+        self.padded(v, digits(v));
+    }
+
+    /// `tag=`; needs room for `tag.len() + 1`.
+    #[inline]
+    fn tag(&mut self, tag: &[u8]) {
+        self.bytes(tag);
+        self.byte(b'=');
+    }
+
+    /// `tag=<v><sep>`. Makes its own room.
+    #[inline]
+    pub fn uint_field(&mut self, tag: &[u8], v: u64, sep: u8) {
+        self.room(tag.len() + FIELD_ROOM);
+        self.tag(tag);
+        self.uint(v);
+        self.byte(sep);
+    }
+
+    /// `tag=<v><sep>`. Makes its own room.
+    #[inline]
+    pub fn int_field(&mut self, tag: &[u8], v: i64, sep: u8) {
+        self.room(tag.len() + FIELD_ROOM);
+        self.tag(tag);
+        self.int(v);
+        self.byte(sep);
+    }
+
+    /// `tag=<price><sep>`. Makes its own room.
+    #[inline]
+    pub fn decimal_field(&mut self, tag: &[u8], exponent: i32, mantissa: i64, sep: u8) {
+        self.room(tag.len() + 1);
+        self.tag(tag);
+        self.decimal(exponent, mantissa);
+        self.byte(sep);
+    }
+
+    /// `tag=<b><sep>`. Makes its own room.
+    #[inline]
+    pub fn bytes_field(&mut self, tag: &[u8], b: &[u8], sep: u8) {
+        self.room(tag.len() + b.len() + 2);
+        self.tag(tag);
+        self.bytes(b);
+        self.byte(sep);
     }
 
     /// Needs room for 21 bytes.
@@ -198,6 +249,12 @@ mod tests {
         for v in [0u64, 7, 10, 99, 100, 12345, u64::MAX] {
             assert_eq!(text(|b| b.uint(v)), v.to_string());
         }
+        for p in POW10 {
+            for v in [p - 1, p, p + 1] {
+                assert_eq!(digits(v), v.to_string().len(), "{v}");
+            }
+        }
+        assert_eq!(digits(u64::MAX), 20);
         for v in [i64::MIN, -1, 0, 42] {
             assert_eq!(text(|b| b.int(v)), v.to_string());
         }
@@ -224,6 +281,11 @@ mod tests {
             (-19, 1, "0.0000000000000000001"),
             (-21, -12, "-0.000000000000000000012"),
             (-2, i64::MIN, "-92233720368547758.08"),
+            (-4, 1234567, "123.4567"),
+            (-5, 1234567, "12.34567"),
+            (-6, 1234567, "1.234567"),
+            (-7, 1234567, "0.1234567"),
+            (-6, -7, "-0.000007"),
         ] {
             assert_eq!(text(|b| b.decimal(e, m)), s, "{e} {m}");
         }

@@ -172,17 +172,49 @@ impl FixWriter {
         self.seps += 1;
     }
 
-    fn text(&mut self, field: &Instr, b: &[u8]) {
-        if b.iter().any(|&c| c == self.sep || c == SOH) {
-            let e = FixError::SeparatorInValue {
-                field: field.name.clone(),
-                tag: field.id.clone().unwrap_or_default(),
-            };
-            self.fail(e);
+    /// `tag=<b><sep>`, unless `b` holds a separator.
+    #[inline]
+    fn text_field(&mut self, field: &Instr, tag: &[u8], b: &[u8]) {
+        let sep = self.sep;
+        if memchr::memchr2(sep, SOH, b).is_some() {
+            self.separator_in(field);
             return;
         }
-        self.buf.room(b.len() + 1);
-        self.buf.bytes(b);
+        self.buf.bytes_field(tag, b, sep);
+    }
+
+    #[cold]
+    fn separator_in(&mut self, field: &Instr) {
+        let e = FixError::SeparatorInValue {
+            field: field.name.clone(),
+            tag: field.id.clone().unwrap_or_default(),
+        };
+        self.fail(e);
+    }
+
+    /// A value not written: counted when its sequence is muted.
+    #[cold]
+    fn left_out(&mut self) {
+        if self.mute > 0 {
+            self.counts.skipped_fields += 1;
+        }
+    }
+
+    /// The top-level MsgType (35): the header carries it.
+    #[cold]
+    fn set_msg_type(&mut self, v: FieldValue<'_>) {
+        self.msg_type.clear();
+        match v {
+            FieldValue::Ascii(b) | FieldValue::Bytes(b) => self.msg_type.extend_from_slice(b),
+            FieldValue::Unicode(s) => self.msg_type.extend_from_slice(s.as_bytes()),
+            FieldValue::UInt(u) => self
+                .msg_type
+                .extend_from_slice(itoa::Buffer::new().format(u).as_bytes()),
+            FieldValue::Int(i) => self
+                .msg_type
+                .extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
+            FieldValue::Decimal(d) => put_decimal(&mut self.msg_type, d),
+        }
     }
 }
 
@@ -252,15 +284,15 @@ impl Handler for FixWriter {
             .slice_mut(start, start + head.len())
             .copy_from_slice(head);
         let end = self.buf.len();
-        // The checksum is that of the SOH-separated message, whatever the separator.
+        // The checksum is that of the SOH-separated message, whatever the separator. It is
+        // the byte sum modulo 256, so bytes are summed as bytes (16 to an instruction).
         let sum = self
             .buf
             .get(start, end)
             .iter()
-            .fold(0u32, |a, &b| a.wrapping_add(b as u32));
-        let seps = self.seps + 3;
-        let sum = sum.wrapping_sub(seps.wrapping_mul(sep as u32 - SOH as u32));
-        let sum = (sum % 256) as u8;
+            .fold(0u8, |a, &b| a.wrapping_add(b));
+        let seps = (self.seps + 3) as u8;
+        let sum = sum.wrapping_sub(seps.wrapping_mul(sep.wrapping_sub(SOH)));
         self.buf.room(7);
         self.buf.bytes(&[
             b'1',
@@ -277,40 +309,31 @@ impl Handler for FixWriter {
         self.update_on();
     }
 
+    // Inlined into the decoder, where each call site's value type is known: the match on
+    // it goes away (complex30000: 1,075 -> 970 ns a message against `#[inline]`).
+    #[inline(always)]
     fn value(&mut self, field: &Instr, v: FieldValue<'_>) {
         if !self.writing() {
-            if self.mute > 0 {
-                self.counts.skipped_fields += 1;
-            }
+            self.left_out();
             return;
         }
-        if self.depth == 0 && field.id.as_deref() == Some("35") {
-            // The header carries it.
-            self.msg_type.clear();
-            match v {
-                FieldValue::Ascii(b) | FieldValue::Bytes(b) => self.msg_type.extend_from_slice(b),
-                FieldValue::Unicode(s) => self.msg_type.extend_from_slice(s.as_bytes()),
-                FieldValue::UInt(u) => self
-                    .msg_type
-                    .extend_from_slice(itoa::Buffer::new().format(u).as_bytes()),
-                FieldValue::Int(i) => self
-                    .msg_type
-                    .extend_from_slice(itoa::Buffer::new().format(i).as_bytes()),
-                FieldValue::Decimal(d) => put_decimal(&mut self.msg_type, d),
-            }
+        let Some(id) = field.id.as_deref() else {
+            self.counts.skipped_fields += 1;
+            return;
+        };
+        if self.depth == 0 && id == "35" {
+            self.set_msg_type(v);
             return;
         }
-        if !self.tag(field.id.as_deref()) {
-            return;
-        }
+        let (tag, sep) = (id.as_bytes(), self.sep);
         match v {
-            FieldValue::UInt(u) => self.buf.uint(u),
-            FieldValue::Int(i) => self.buf.int(i),
-            FieldValue::Decimal(d) => self.buf.decimal(d.exponent, d.mantissa),
-            FieldValue::Ascii(b) | FieldValue::Bytes(b) => self.text(field, b),
-            FieldValue::Unicode(s) => self.text(field, s.as_bytes()),
+            FieldValue::UInt(u) => self.buf.uint_field(tag, u, sep),
+            FieldValue::Int(i) => self.buf.int_field(tag, i, sep),
+            FieldValue::Decimal(d) => self.buf.decimal_field(tag, d.exponent, d.mantissa, sep),
+            FieldValue::Ascii(b) | FieldValue::Bytes(b) => self.text_field(field, tag, b),
+            FieldValue::Unicode(s) => self.text_field(field, tag, s.as_bytes()),
         }
-        self.end_field();
+        self.seps += 1;
     }
 
     fn begin_sequence(&mut self, field: &Instr, len: u32) {

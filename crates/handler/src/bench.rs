@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use fastfeed_codec::{Decoder, Handler, Templates};
 use fastfeed_events::Profile;
+use fastfeed_stats::thread_cpu_seconds as cpu_s;
 
 use crate::channel::{Channel, ChannelSettings, LineId};
 use crate::output::{BookView, Output};
@@ -28,12 +29,6 @@ pub struct BenchReport {
     pub whole_s: Vec<f64>,
     /// Book changes handed on per pass.
     pub books: u64,
-}
-
-/// This thread's CPU time, seconds.
-fn cpu_s() -> f64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 fn median(v: &[f64]) -> f64 {

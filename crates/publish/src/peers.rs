@@ -100,6 +100,11 @@ impl Peers {
         v
     }
 
+    /// Subscribers that said hello and not bye, silent ones included.
+    pub fn not_left(&self) -> usize {
+        self.subscribers.iter().filter(|s| !s.left).count()
+    }
+
     /// Subscribers that are neither gone nor silent.
     pub fn active(&self) -> usize {
         self.subscribers

@@ -94,6 +94,9 @@ pub struct DecodingPublisher<B: Bus> {
     pub decode: Stage,
     pub publish: Stage,
     pub round_trip: Stage,
+    /// The longest a control message (announcement, Done) took to send: a link that cannot
+    /// take it must not hold the publisher (the Zenoh backend drops it for that link).
+    pub control_send_max: Duration,
     peers: Peers,
     /// When this publisher started ([`now_ns`]): of two on one feed, the later one yields.
     started_ns: u64,
@@ -166,6 +169,7 @@ impl<B: Bus> DecodingPublisher<B> {
             peers: Peers::default(),
             started_ns: now_ns(),
             last_announce: None,
+            control_send_max: Duration::ZERO,
             first_packet: None,
             last_packet: None,
             opts,
@@ -181,8 +185,10 @@ impl<B: Bus> DecodingPublisher<B> {
         } else {
             Control::PUBLISHER
         };
+        let t = Instant::now();
         self.control_tx
             .send(Control::new(kind, self.id, 0, self.started_ns))?;
+        self.control_send_max = self.control_send_max.max(t.elapsed());
         self.last_announce = Some(Instant::now());
         Ok(())
     }
@@ -458,9 +464,7 @@ impl<B: Bus> DecodingPublisher<B> {
     /// subscriber that is stuck, or lost records to its full queue, never echoes them all:
     /// waiting for it would hold the publisher for as long as it is stuck.
     pub fn finish(&mut self, timeout: Duration) -> Result<(), BusError> {
-        if let Some(pubs) = &self.pubs {
-            pubs.send_done(&self.control_tx, self.id)?;
-        }
+        self.send_done()?;
         let want = self.counters.records * self.peers.active().max(1) as u64;
         let deadline = Instant::now() + timeout;
         let mut last_echo = Instant::now();
@@ -476,6 +480,36 @@ impl<B: Bus> DecodingPublisher<B> {
             }
             std::thread::yield_now();
         }
+        Ok(())
+    }
+
+    /// After [`finish`](Self::finish): waits until every subscriber that said hello said
+    /// bye (it had the Done and every record it would get) or `timeout` passes, sending the
+    /// Done again now and then; returns how many never said bye. A silent one is waited for
+    /// too: a host cut off for a while comes back on a new session once Zenoh notices the
+    /// old one is gone, and only then can it get the Done. A Zenoh session closed at exit
+    /// drops what its links still queue, so a publisher on Zenoh waits here before it exits.
+    pub fn wait_for_byes(&mut self, timeout: Duration) -> Result<usize, BusError> {
+        let deadline = Instant::now() + timeout;
+        let mut last_done = Instant::now();
+        while self.peers.not_left() > 0 && Instant::now() < deadline {
+            self.poll_control()?;
+            // Again now and then: a link that was congested may have dropped it.
+            if last_done.elapsed() >= HEARTBEAT {
+                self.send_done()?;
+                last_done = Instant::now();
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        Ok(self.peers.not_left())
+    }
+
+    fn send_done(&mut self) -> Result<(), BusError> {
+        let t = Instant::now();
+        if let Some(pubs) = &self.pubs {
+            pubs.send_done(&self.control_tx, self.id)?;
+        }
+        self.control_send_max = self.control_send_max.max(t.elapsed());
         Ok(())
     }
 

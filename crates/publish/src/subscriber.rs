@@ -13,6 +13,10 @@ use crate::{RecordSubscribers, HEARTBEAT};
 /// How long a subscriber waits, hearing no publisher, before it says what it waits for.
 pub const WAITING_NOTICE: Duration = Duration::from_secs(1);
 
+/// After the Done, how long without a record before the records it announced and never
+/// seen are counted missed.
+pub const TAIL_WAIT: Duration = Duration::from_secs(2);
+
 #[derive(Debug, Clone, Default)]
 pub struct SubscriberReport {
     /// Per record type, by type name.
@@ -38,8 +42,12 @@ pub struct TypeReport {
     pub type_name: &'static str,
     pub received: u64,
     pub filtered_out: u64,
-    /// Lost to a full queue, those before the first record read included.
+    /// Lost to a full queue or on the way, those before the first record read and after
+    /// the last one (`missed_at_end`) included.
     pub missed: u64,
+    /// Announced by the publisher's Done but never seen: the last records, dropped on the
+    /// way (a congested Zenoh link drops for that subscriber alone).
+    pub missed_at_end: u64,
     /// Records of this type published, as the publishers' Done tokens announced (summed over
     /// publishers), if one came. When the report is complete, received + filtered out +
     /// missed = published.
@@ -92,6 +100,7 @@ impl<B: Bus> RecordSubscriber<B> {
         let mut report = SubscriberReport::default();
         let mut done: Vec<Done> = Vec::new();
         let mut last_activity = Instant::now();
+        let mut last_record = Instant::now();
         let mut last_hello: Option<Instant> = None;
         let started = Instant::now();
         let mut told_waiting = false;
@@ -154,6 +163,7 @@ impl<B: Bus> RecordSubscriber<B> {
             }
             if n > 0 {
                 last_activity = Instant::now();
+                last_record = last_activity;
             }
             // Say hello often until a publisher is heard from (it may wait for us), then
             // now and then: the publisher sees that this subscriber is still there.
@@ -179,11 +189,14 @@ impl<B: Bus> RecordSubscriber<B> {
                 );
             }
             // No bus orders the control channel against the data: the Done may overtake the
-            // last records, so finish only once every announced record was seen.
+            // last records, so finish once every announced record was seen, or once none came
+            // for TAIL_WAIT after the Done: a link that dropped the last ones (Zenoh drops
+            // for a congested link) never delivers them, and they are counted missed.
             if report.done_seen
-                && done
-                    .iter()
-                    .all(|&(p, tag, last)| self.subs.seen_from(p, tag) >= last)
+                && (last_record.elapsed() >= TAIL_WAIT
+                    || done
+                        .iter()
+                        .all(|&(p, tag, last)| self.subs.seen_from(p, tag) >= last))
             {
                 report.complete = report.publishers.len() <= 1;
                 break;
@@ -193,13 +206,20 @@ impl<B: Bus> RecordSubscriber<B> {
             }
             self.control_rx.pause();
         }
-        self.control_tx
-            .send(Control::new(Control::BYE, self.id, 0, report.echoed))?;
+        // Three times: a control message is dropped for a link whose queue is full (this
+        // subscriber's own echoes may fill it), and a publisher on Zenoh waits for the bye.
+        for i in 0..3 {
+            if i > 0 {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            self.control_tx
+                .send(Control::new(Control::BYE, self.id, 0, report.echoed))?;
+        }
         let (received, filtered, missed) = self.subs.totals();
         report.received = received;
         report.filtered_out = filtered;
-        report.missed = missed;
         report.per_type = self.per_type(&done);
+        report.missed = missed + report.per_type.iter().map(|t| t.missed_at_end).sum::<u64>();
         Ok(report)
     }
 
@@ -214,11 +234,23 @@ impl<B: Bus> RecordSubscriber<B> {
                 received: c.received,
                 filtered_out: c.filtered_out,
                 missed: c.missed + c.missed_at_start,
+                missed_at_end: 0,
                 published: done
                     .iter()
                     .filter(|&&(_, t, _)| t == tag)
                     .map(|&(_, _, n)| n)
                     .reduce(|a, b| a + b),
+            })
+            .map(|mut t| {
+                // Announced by a Done and never seen: the tail a link dropped.
+                let tag = fastfeed_bus::type_tag(t.type_name);
+                t.missed_at_end = done
+                    .iter()
+                    .filter(|&&(_, dt, _)| dt == tag)
+                    .map(|&(p, _, last)| last.saturating_sub(self.subs.seen_from(p, tag)))
+                    .sum();
+                t.missed += t.missed_at_end;
+                t
             })
             .collect();
         v.sort_by_key(|t| t.type_name);

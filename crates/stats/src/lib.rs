@@ -9,6 +9,13 @@ use hdrhistogram::Histogram;
 mod plot;
 pub use plot::plot_png;
 
+/// This thread's CPU time in seconds: what a benchmark pass cost its core, without the time
+/// other processes held it (these machines are shared).
+pub fn thread_cpu_seconds() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
 /// Timings of one pipeline stage.
 #[derive(Clone)]
 pub struct Stage {

@@ -179,6 +179,20 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
     let interrupted = signals::stopped();
     if !interrupted {
         p.finish(Duration::from_secs(5))?;
+        // Closing the Zenoh session at exit drops what its links still queue: the last
+        // records and the Done, on their way to a subscriber that fell behind or was cut
+        // off for a while. Wait for each to say bye (or go silent).
+        if a.bus == BusKind::Zenoh {
+            // Past Zenoh's lease (10 s), a subscriber cut off has reconnected or is gone.
+            let wait = Duration::from_secs(15);
+            let left = p.wait_for_byes(wait)?;
+            if left > 0 {
+                eprintln!(
+                    "{left} subscriber(s) had not said bye {} s after the Done",
+                    wait.as_secs()
+                );
+            }
+        }
     }
     print!("{}", report(&p, elapsed));
     if let Some(s) = &socket {

@@ -48,6 +48,26 @@ pub fn publisher<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> Value {
         "subscribers_silent": c.subscribers_silent,
         "other_publishers": c.other_publishers,
         "first_to_last_packet_ms": elapsed.as_secs_f64() * 1e3,
+        "control_send_max_ms": p.control_send_max.as_secs_f64() * 1e3,
+        "stages_us": {
+            "decode": stage(&p.decode),
+            "publish": stage(&p.publish),
+            "round_trip": stage(&p.round_trip),
+        },
+    })
+}
+
+/// A stage's distribution in microseconds, and its total time in milliseconds: what a test
+/// bounds (a publisher held up by one subscriber shows in its publish time).
+fn stage(s: &fastfeed_stats::Stage) -> Value {
+    let us = |ns: u64| ns as f64 / 1e3;
+    json!({
+        "count": s.count(),
+        "p50": us(s.percentile_ns(50.0)),
+        "p99": us(s.percentile_ns(99.0)),
+        "p99_9": us(s.percentile_ns(99.9)),
+        "max": us(s.max_ns()),
+        "total_ms": s.mean_ns() * s.count() as f64 / 1e6,
     })
 }
 

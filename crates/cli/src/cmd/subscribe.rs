@@ -32,6 +32,11 @@ pub struct SubscribeArgs {
     /// dropping the oldest (with the publisher's --block-when-congested, nothing is lost).
     #[arg(long)]
     pub recorder: bool,
+    /// Records queued per record type before the class's rule applies (a screen drops its
+    /// oldest, a recorder holds the session).
+    #[arg(long, default_value_t = fastfeed_bus::DEFAULT_QUEUE,
+          value_parser = clap::builder::RangedU64ValueParser::<usize>::new().range(1..))]
+    pub queue: usize,
     /// Do not echo records back to the publisher.
     #[arg(long)]
     pub no_echo: bool,
@@ -100,7 +105,7 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         } else {
             SubscriberClass::Screen
         },
-        ..SubscriberQos::default()
+        queue: a.queue,
     };
     let mut sub = RecordSubscriber::new(bus, &securities(&a.securities)?, &qos, !a.no_echo)?;
     sub.stop_on(&signals::STOP);
