@@ -16,15 +16,38 @@ use crate::TableError;
 /// that a batch of wide rows stays in the tens of megabytes.
 pub const DEFAULT_BATCH_ROWS: usize = 65_536;
 
-/// Where the handler is in the plan: a segment and the next slot in it.
+/// Where the handler is in the plan: the slots of a segment and the next one of them.
 #[derive(Debug, Clone, Copy)]
 struct Frame {
-    seg: usize,
+    /// The segment's slots are `plan.slots[start..end]`; the next is `pos`.
+    start: usize,
+    end: usize,
     pos: usize,
     /// For a list: its column.
     list: Option<usize>,
     /// Elements begun in this sequence.
     count: u32,
+}
+
+impl Frame {
+    /// No segment: every callback finds no slot.
+    const NONE: Frame = Frame {
+        start: 0,
+        end: 0,
+        pos: 0,
+        list: None,
+        count: 0,
+    };
+
+    fn new((start, end): (usize, usize), list: Option<usize>) -> Frame {
+        Frame {
+            start,
+            end,
+            pos: start,
+            list,
+            count: 0,
+        }
+    }
 }
 
 /// Builds the record batches of one template's messages, as the decoder calls it. Messages
@@ -41,6 +64,9 @@ pub struct TableBuilder {
     name: String,
     plan: Plan,
     cols: Vec<Column>,
+    /// The segment being filled, kept out of `stack` (the enclosing ones) so a value's slot
+    /// is one load away.
+    cur: Frame,
     stack: Vec<Frame>,
     /// Nesting depth of callbacks being ignored (another template, a left-out sequence).
     skip: u32,
@@ -51,6 +77,9 @@ pub struct TableBuilder {
     messages: u64,
     other_messages: u64,
     batch_rows: usize,
+    /// Whether the columns have room for a batch (done at the first message, so tables that
+    /// get none reserve nothing).
+    reserved: bool,
     schema: Option<SchemaRef>,
 }
 
@@ -63,6 +92,7 @@ impl TableBuilder {
             name: template.name.clone(),
             plan,
             cols,
+            cur: Frame::NONE,
             stack: Vec::with_capacity(8),
             skip: 0,
             rows: 0,
@@ -70,6 +100,7 @@ impl TableBuilder {
             messages: 0,
             other_messages: 0,
             batch_rows: DEFAULT_BATCH_ROWS,
+            reserved: false,
             schema: None,
         })
     }
@@ -124,6 +155,7 @@ impl TableBuilder {
 
     /// Drops the fields of a message that failed to decode: its rows never appear.
     pub fn rollback(&mut self) {
+        self.cur = Frame::NONE;
         self.stack.clear();
         self.skip = 0;
         self.entries = 0;
@@ -158,11 +190,37 @@ impl TableBuilder {
     }
 
     /// Advances to the next slot of the current segment and returns it.
-    #[inline]
+    #[inline(always)]
     fn next_slot(&mut self) -> Option<&Slot> {
-        let f = self.stack.last_mut()?;
-        f.pos += 1;
-        self.plan.segments[f.seg].get(f.pos - 1)
+        let pos = self.cur.pos;
+        if pos >= self.cur.end {
+            return None;
+        }
+        self.cur.pos = pos + 1;
+        self.plan.slots.get(pos)
+    }
+
+    /// Enters segment `seg`: the current one is saved until its end.
+    fn enter(&mut self, seg: usize, list: Option<usize>) {
+        self.stack.push(self.cur);
+        self.cur = Frame::new(self.plan.segments[seg], list);
+    }
+
+    /// Leaves the current segment for the one that encloses it.
+    fn leave(&mut self) -> Frame {
+        let f = self.cur;
+        self.cur = self.stack.pop().unwrap_or(Frame::NONE);
+        f
+    }
+
+    /// An absent field that is not a scalar: a group's columns all null.
+    #[cold]
+    fn absent_group(&mut self, pos: usize) {
+        if let Some(Slot::Group { nulls, .. }) = self.plan.slots.get(pos) {
+            for &c in nulls {
+                self.cols[c].push_null();
+            }
+        }
     }
 }
 
@@ -179,16 +237,21 @@ impl Handler for TableBuilder {
         self.stack.clear();
         self.entries = 0;
         if template.id != self.template_id {
+            self.cur = Frame::NONE;
             self.skip = 1;
             return;
         }
         self.skip = 0;
-        self.stack.push(Frame {
-            seg: 0,
-            pos: 0,
-            list: None,
-            count: 0,
-        });
+        self.cur = Frame::new(self.plan.segments[0], None);
+        if !self.reserved {
+            self.reserved = true;
+            // A batch's rows at once: growing by doubling instead copies every column's
+            // values about once more. The room is only touched as it fills. A message's
+            // entries can pass the batch's end.
+            for c in &mut self.cols {
+                c.reserve(self.batch_rows + 64);
+            }
+        }
     }
 
     fn end_message(&mut self) {
@@ -197,6 +260,7 @@ impl Handler for TableBuilder {
             self.other_messages += 1;
             return;
         }
+        self.cur = Frame::NONE;
         self.stack.clear();
         self.messages += 1;
         if !self.plan.entries {
@@ -215,31 +279,34 @@ impl Handler for TableBuilder {
         self.rows += n;
     }
 
-    #[inline]
+    // Inlined into each of the decoder's field arms, so the column type's dispatch below is
+    // a branch of that arm's own, which the predictor learns per field kind, not one shared
+    // jump that mispredicts whenever the type changes from field to field.
+    #[inline(always)]
     fn value(&mut self, _: &Instr, value: FieldValue<'_>) {
         if self.skip > 0 {
             return;
         }
         if let Some(&Slot::Column(c)) = self.next_slot() {
-            self.cols[c].push(value);
+            if let Some(col) = self.cols.get_mut(c) {
+                col.push(value);
+            }
         }
     }
 
+    #[inline(always)]
     fn absent(&mut self, _: &Instr) {
         if self.skip > 0 {
             return;
         }
-        let Some(f) = self.stack.last_mut() else {
-            return;
-        };
-        f.pos += 1;
-        match self.plan.segments[f.seg].get(f.pos - 1) {
-            Some(&Slot::Column(c) | &Slot::List { column: c, .. }) => self.cols[c].push_null(),
-            Some(Slot::Group { nulls, .. }) => {
-                for &c in nulls {
-                    self.cols[c].push_null();
+        let pos = self.cur.pos;
+        match self.next_slot() {
+            Some(&Slot::Column(c) | &Slot::List { column: c, .. }) => {
+                if let Some(col) = self.cols.get_mut(c) {
+                    col.push_null();
                 }
             }
+            Some(Slot::Group { .. }) => self.absent_group(pos),
             _ => {}
         }
     }
@@ -249,38 +316,24 @@ impl Handler for TableBuilder {
             self.skip += 1;
             return;
         }
-        let frame = match self.next_slot() {
-            Some(&Slot::List { column, body }) => Frame {
-                seg: body,
-                pos: 0,
-                list: Some(column),
-                count: 0,
-            },
-            Some(&Slot::Entries { body }) => Frame {
-                seg: body,
-                pos: 0,
-                list: None,
-                count: 0,
-            },
-            _ => {
-                self.skip = 1;
-                return;
-            }
-        };
-        self.stack.push(frame);
-    }
-
-    fn begin_element(&mut self, _: u32) {
-        if self.skip == 0 {
-            if let Some(f) = self.stack.last_mut() {
-                f.pos = 0;
-                f.count += 1;
-            }
+        match self.next_slot() {
+            Some(&Slot::List { column, body }) => self.enter(body, Some(column)),
+            Some(&Slot::Entries { body }) => self.enter(body, None),
+            _ => self.skip = 1,
         }
     }
 
+    #[inline]
+    fn begin_element(&mut self, _: u32) {
+        if self.skip == 0 {
+            self.cur.pos = self.cur.start;
+            self.cur.count += 1;
+        }
+    }
+
+    #[inline]
     fn end_element(&mut self) {
-        if self.skip == 0 && matches!(self.stack.last(), Some(f) if f.list.is_none()) {
+        if self.skip == 0 && self.cur.list.is_none() {
             self.entries += 1;
         }
     }
@@ -290,11 +343,11 @@ impl Handler for TableBuilder {
             self.skip -= 1;
             return;
         }
-        if let Some(Frame {
+        if let Frame {
             list: Some(c),
             count,
             ..
-        }) = self.stack.pop()
+        } = self.leave()
         {
             let end = self.cols[c].list_end() + count as usize;
             self.cols[c].push_list(end);
@@ -307,12 +360,7 @@ impl Handler for TableBuilder {
             return;
         }
         match self.next_slot() {
-            Some(&Slot::Group { body, .. }) => self.stack.push(Frame {
-                seg: body,
-                pos: 0,
-                list: None,
-                count: 0,
-            }),
+            Some(&Slot::Group { body, .. }) => self.enter(body, None),
             _ => self.skip = 1,
         }
     }
@@ -322,7 +370,7 @@ impl Handler for TableBuilder {
             self.skip -= 1;
             return;
         }
-        self.stack.pop();
+        self.leave();
     }
 
     fn begin_template_ref(&mut self, _: &Template) {

@@ -28,9 +28,10 @@ pub(crate) enum Data {
     I16(Vec<i16>),
     I32(Vec<i32>),
     I64(Vec<i64>),
-    /// Kept as on the wire until the batch's scale is known.
+    /// The mantissas, as on the wire until the batch's scale is known, in the vector that
+    /// becomes the decimal128 buffer (rescaled in place: no second buffer to fault in).
     Decimal {
-        mantissa: Vec<i64>,
+        mantissa: Vec<i128>,
         exponent: Vec<i8>,
     },
     /// Offsets (one more than values) into bytes: strings and byte vectors alike.
@@ -143,9 +144,8 @@ impl Column {
 
     /// Appends a decoded value. The decoder range-checks integers against the field's type,
     /// so the narrowing casts keep every value.
-    #[inline]
+    #[inline(always)]
     pub fn push(&mut self, v: FieldValue<'_>) {
-        self.nulls.append_non_null();
         match (&mut self.data, v) {
             (Data::U32(d), FieldValue::UInt(x)) => d.push(x as u32),
             (Data::U64(d), FieldValue::UInt(x)) => d.push(x),
@@ -156,23 +156,37 @@ impl Column {
             (Data::I8(d), FieldValue::Int(x)) => d.push(x as i8),
             (Data::I16(d), FieldValue::Int(x)) => d.push(x as i16),
             (Data::Decimal { mantissa, exponent }, FieldValue::Decimal(x)) => {
-                mantissa.push(x.mantissa);
+                mantissa.push(x.mantissa as i128);
                 // The decoder rejects exponents outside -63..=63.
                 exponent.push(x.exponent as i8);
             }
             (Data::Bytes { offsets, bytes }, FieldValue::Ascii(b) | FieldValue::Bytes(b)) => {
-                bytes.extend_from_slice(b);
+                append_bytes(bytes, b);
                 offsets.push(bytes.len() as i32);
             }
             (Data::Bytes { offsets, bytes }, FieldValue::Unicode(s)) => {
-                bytes.extend_from_slice(s.as_bytes());
+                append_bytes(bytes, s.as_bytes());
                 offsets.push(bytes.len() as i32);
             }
             // The template types the column and the decoder the value alike.
-            _ => {
-                self.nulls.truncate(self.nulls.len() - 1);
-                self.push_null();
+            _ => return self.push_null(),
+        }
+        self.nulls.append_non_null();
+    }
+
+    /// Room for `n` more values without regrowing (and `n * 8` bytes of strings).
+    pub fn reserve(&mut self, n: usize) {
+        match &mut self.data {
+            Data::Decimal { mantissa, exponent } => {
+                mantissa.reserve(n);
+                exponent.reserve(n);
             }
+            Data::Bytes { offsets, bytes } => {
+                offsets.reserve(n);
+                bytes.reserve(n * 8);
+            }
+            Data::List { offsets } => offsets.reserve(n),
+            data => each_int!(data, d => d.reserve(n)),
         }
     }
 
@@ -267,6 +281,19 @@ impl Column {
     }
 }
 
+/// Appends a string's bytes. Most strings in market data are a few bytes, for which a call
+/// to `memcpy` costs more than the copy.
+#[inline(always)]
+fn append_bytes(bytes: &mut Vec<u8>, b: &[u8]) {
+    if b.len() <= 16 {
+        for &x in b {
+            bytes.push(x);
+        }
+    } else {
+        bytes.extend_from_slice(b);
+    }
+}
+
 /// The Arrow type of column `c` of `plan`, with the scale a decimal column has now.
 pub(crate) fn data_type_with(plan: &Plan, cols: &[Column], c: usize) -> DataType {
     let spec = &plan.columns[c];
@@ -332,7 +359,6 @@ pub(crate) fn rescale(d: Decimal, scale: i8) -> Option<i128> {
 /// Turns a column (and, for a list, its children) into an Arrow array, leaving it empty for
 /// the next batch.
 pub(crate) fn finish(plan: &Plan, cols: &mut [Column], c: usize) -> Result<ArrayRef, TableError> {
-    let len = cols[c].len();
     let nulls = cols[c].nulls.finish();
     let name = &plan.columns[c].name;
     // The next batch's vectors start at this one's size: no regrowth on the hot path.
@@ -348,30 +374,31 @@ pub(crate) fn finish(plan: &Plan, cols: &mut [Column], c: usize) -> Result<Array
         Data::I32(v) => Arc::new(PrimitiveArray::<Int32Type>::new(v.into(), nulls)),
         Data::I64(v) => Arc::new(PrimitiveArray::<Int64Type>::new(v.into(), nulls)),
         Data::Decimal { mantissa, exponent } => {
-            let valid = |i: usize| nulls.as_ref().is_none_or(|n| n.is_valid(i));
+            // Nulls hold 0e0: no fraction digits, and 0 at any scale, so they need no check.
             // Unless fixed, the first batch's values set the scale: the most fraction digits
             // any of them has. It stays for the later batches, so every batch has one schema.
             let scale = cols[c].scale.unwrap_or_else(|| {
-                (0..len)
-                    .filter(|&i| valid(i))
-                    .map(|i| crate::plan::scale_of(exponent[i] as i64))
+                exponent
+                    .iter()
+                    .map(|&e| crate::plan::scale_of(e as i64))
                     .max()
                     .unwrap_or(0)
             });
-            let mut values = Vec::with_capacity(len);
-            for i in 0..len {
-                if !valid(i) {
-                    values.push(0);
+            let mut values = mantissa;
+            for (v, &e) in values.iter_mut().zip(&exponent) {
+                // Most values have the column's exponent: the mantissa is the value.
+                if e as i32 == -(scale as i32) {
                     continue;
                 }
-                let d = Decimal::new(exponent[i] as i32, mantissa[i]);
+                // The mantissa came from an i64.
+                let d = Decimal::new(e as i32, *v as i64);
                 let needed = crate::plan::scale_of(d.exponent as i64);
-                values.push(rescale(d, scale).ok_or_else(|| TableError::Decimal {
+                *v = rescale(d, scale).ok_or_else(|| TableError::Decimal {
                     column: name.clone(),
                     value: d.to_string(),
                     scale,
                     needed: (needed > scale).then_some(needed),
-                })?);
+                })?;
             }
             cols[c].scale.get_or_insert(scale);
             Arc::new(

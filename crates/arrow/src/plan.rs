@@ -52,7 +52,10 @@ pub(crate) enum Slot {
 /// The plan of one template: segments of slots, and the columns in the arena.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
-    pub segments: Vec<Vec<Slot>>,
+    /// The slots of every segment, one after another, so the handler walks one vector.
+    pub slots: Vec<Slot>,
+    /// Each segment's slots: `slots[start..end]`.
+    pub segments: Vec<(usize, usize)>,
     pub columns: Vec<ColumnSpec>,
     /// The row-level columns, in schema order.
     pub top: Vec<usize>,
@@ -79,6 +82,8 @@ pub struct TableOptions {
 
 struct Planner<'a> {
     plan: Plan,
+    /// The slots of each segment, flattened into `plan.slots` at the end.
+    segments: Vec<Vec<Slot>>,
     opts: &'a TableOptions,
     found_entries: bool,
     template: &'a str,
@@ -88,6 +93,7 @@ impl Plan {
     pub(crate) fn new(t: &Template, opts: &TableOptions) -> Result<Plan, TableError> {
         let mut p = Planner {
             plan: Plan {
+                slots: Vec::new(),
                 segments: Vec::new(),
                 columns: Vec::new(),
                 top: Vec::new(),
@@ -95,6 +101,7 @@ impl Plan {
                 entries: false,
                 entries_prefix: String::new(),
             },
+            segments: Vec::new(),
             opts,
             found_entries: false,
             template: &t.name,
@@ -120,6 +127,11 @@ impl Plan {
             }
         }
         let mut plan = p.plan;
+        for seg in p.segments {
+            let start = plan.slots.len();
+            plan.slots.extend(seg);
+            plan.segments.push((start, plan.slots.len()));
+        }
         plan.entries = opts.entries.is_some();
         if plan.entries {
             // Message fields first, then the entry's own, in template order within each.
@@ -173,15 +185,15 @@ impl Planner<'_> {
         cols: &mut Vec<usize>,
         nulls: &mut Vec<usize>,
     ) -> Result<usize, TableError> {
-        let index = self.plan.segments.len();
-        self.plan.segments.push(Vec::new());
+        let index = self.segments.len();
+        self.segments.push(Vec::new());
         let mut slots = Vec::with_capacity(seg.instrs.len());
         for instr in &seg.instrs {
             let name = format!("{prefix}{}", instr.name);
             let slot = self.instr(instr, name, nullable, level, cols, nulls)?;
             slots.push(slot);
         }
-        self.plan.segments[index] = slots;
+        self.segments[index] = slots;
         Ok(index)
     }
 

@@ -269,12 +269,13 @@ impl Handler for TableSet {
         }
         self.current = None;
     }
-    #[inline]
+    #[inline(always)]
     fn value(&mut self, field: &Instr, value: FieldValue<'_>) {
         if let Some(t) = self.cur() {
             t.value(field, value)
         }
     }
+    #[inline(always)]
     fn absent(&mut self, field: &Instr) {
         if let Some(t) = self.cur() {
             t.absent(field)
