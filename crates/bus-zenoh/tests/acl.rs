@@ -1,14 +1,41 @@
 //! Who may connect: the publisher host's Zenoh configuration (`configs/zenoh/`) asks every
 //! session for a user and password and allows each user some key expressions only. A session
 //! without credentials, or with a wrong password, is refused at the handshake; a user outside
-//! the record type's key expressions receives nothing; an authorised one receives everything.
+//! the record type's key expressions receives nothing of it, and all of the type it is
+//! granted; an authorised one receives everything.
 
 use fastfeed_bus::testing::{self, record, TestRecord};
-use fastfeed_bus::{Bus, Publisher, PublisherQos, Securities, Subscriber, SubscriberQos};
+use fastfeed_bus::{Bus, Publisher, PublisherQos, Record, Securities, Subscriber, SubscriberQos};
 use fastfeed_bus_zenoh::{ZenohBus, ZenohConfig};
 use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+/// A record on the `quote` topics, the only ones the example configuration grants bob.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    zerocopy::IntoBytes,
+    zerocopy::FromBytes,
+    zerocopy::Immutable,
+    zerocopy::KnownLayout,
+)]
+#[repr(C)]
+struct Quote {
+    security_id: u32,
+    bid: u32,
+}
+
+impl Record for Quote {
+    const TYPE_NAME: &'static str = "quote";
+    const LAYOUT_VERSION: u16 = 1;
+    fn security_id(&self) -> u32 {
+        self.security_id
+    }
+}
 
 /// The feed the example configuration grants.
 const FEED: &str = "moex";
@@ -105,28 +132,50 @@ fn only_authorised_users_receive_and_only_what_they_are_allowed() {
         .iter()
         .map(|b| b.subscriber::<TestRecord>(Securities::All, &qos).unwrap())
         .collect();
+    let mut quote_subs: Vec<_> = [&alice, &bob]
+        .iter()
+        .map(|b| b.subscriber::<Quote>(Securities::All, &qos).unwrap())
+        .collect();
     // Both connected users reach the publisher on the control channel: bob's link works,
     // only the records are not his.
     testing::handshake(&publisher, &alice);
     testing::handshake(&publisher, &bob);
 
+
     let mut p = publisher
         .publisher::<TestRecord>(&PublisherQos::default())
+        .unwrap();
+    let mut q = publisher
+        .publisher::<Quote>(&PublisherQos::default())
         .unwrap();
     let n = 1_000;
     for i in 0..n {
         p.publish(&record(i)).unwrap();
+        q.publish(&Quote {
+            security_id: (i % 10) as u32,
+            bid: i as u32,
+        })
+        .unwrap();
     }
     let got = testing::receive_n(&mut subs[0], n as usize, Duration::from_secs(20));
     assert_eq!(got.len(), n as usize, "alice receives everything");
     assert_eq!(subs[0].counters().missed, 0);
+    // Quotes: both users are granted them, and get every one, in order.
+    for (name, sub) in ["alice", "bob"].iter().zip(&mut quote_subs) {
+        let got = testing::receive_n(sub, n as usize, Duration::from_secs(20));
+        assert_eq!(got.len(), n as usize, "{name}: quotes");
+        for (i, env) in got.iter().enumerate() {
+            assert_eq!(env.record.bid, i as u32, "{name}: quote {i}");
+        }
+        assert_eq!(sub.counters().missed, 0, "{name}");
+    }
     // Records to the others would have come on the same kind of link by now; a little more
     // time for a loaded machine.
     std::thread::sleep(Duration::from_millis(300));
     for (name, sub) in ["bob", "nobody", "impostor"].iter().zip(&mut subs[1..]) {
         assert!(
             sub.try_recv().unwrap().is_none(),
-            "{name} received a record"
+            "{name} received a test record"
         );
         assert_eq!(sub.counters().received, 0, "{name}");
     }
