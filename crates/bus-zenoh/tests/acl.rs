@@ -141,7 +141,6 @@ fn only_authorised_users_receive_and_only_what_they_are_allowed() {
     testing::handshake(&publisher, &alice);
     testing::handshake(&publisher, &bob);
 
-
     let mut p = publisher
         .publisher::<TestRecord>(&PublisherQos::default())
         .unwrap();
