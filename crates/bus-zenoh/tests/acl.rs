@@ -4,10 +4,11 @@
 //! the record type's key expressions receives nothing of it, and all of the type it is
 //! granted; an authorised one receives everything.
 
+mod common;
+
 use fastfeed_bus::testing::{self, record, TestRecord};
 use fastfeed_bus::{Bus, Publisher, PublisherQos, Record, Securities, Subscriber, SubscriberQos};
 use fastfeed_bus_zenoh::{ZenohBus, ZenohConfig};
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -42,15 +43,6 @@ const FEED: &str = "moex";
 
 fn configs() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs/zenoh")
-}
-
-fn endpoint() -> String {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("tcp/127.0.0.1:{port}")
 }
 
 /// A scratch directory of this test process.
@@ -98,7 +90,7 @@ fn connect(ep: &str, file: Option<PathBuf>) -> ZenohBus {
 #[test]
 fn only_authorised_users_receive_and_only_what_they_are_allowed() {
     let dir = scratch();
-    let ep = endpoint();
+    let ep = common::endpoint();
     let publisher = ZenohBus::new(
         FEED,
         ZenohConfig {

@@ -1,13 +1,14 @@
 //! The Zenoh bus passes the bus's conformance checks: in one session (local delivery), between
 //! two sessions over TCP loopback in one process, and between two processes.
 
+mod common;
+
 use fastfeed_bus::testing::{self, record, TestRecord};
 use fastfeed_bus::{
     serve_echo, Bus, Control, Publisher, PublisherQos, Receiver, Record, Securities, Sender,
 };
 use fastfeed_bus_zenoh::{ZenohBus, ZenohConfig};
 use std::collections::BTreeSet;
-use std::net::TcpListener;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -20,36 +21,9 @@ fn alone(test: &str) -> ZenohBus {
     ZenohBus::new(&feed(test), ZenohConfig::default()).unwrap()
 }
 
-/// A loopback endpoint on a port that was free a moment ago.
-fn endpoint() -> String {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("tcp/127.0.0.1:{port}")
-}
-
-/// Two sessions of one feed, the second connected to the first over TCP loopback. The
-/// first publishes and waits when its link is congested rather than drop (what a recorder's
-/// feed is configured to do), so the checks' "none missed" holds on a machine too busy to
-/// run Zenoh's sending task in time; a subscriber's own queue still drops its oldest when
-/// full (`slow_across`).
+/// Two sessions of the test's feed over TCP loopback ([`common::pair`]).
 fn pair(test: &str) -> (ZenohBus, ZenohBus) {
-    let ep = endpoint();
-    let listen = ZenohConfig {
-        listen: vec![ep.clone()],
-        block_when_congested: true,
-        ..ZenohConfig::default()
-    };
-    let connect = ZenohConfig {
-        connect: vec![ep],
-        ..ZenohConfig::default()
-    };
-    let a = ZenohBus::new(&feed(test), listen).unwrap();
-    let b = ZenohBus::new(&feed(test), connect).unwrap();
-    assert_eq!(b.wait_for_peers(1, Duration::from_secs(10)), 1);
-    (a, b)
+    common::pair(&feed(test))
 }
 
 #[test]
@@ -154,7 +128,7 @@ fn echo_child() {
 /// A subscriber in another process echoes every record back over TCP loopback.
 #[test]
 fn cross_process_echo() {
-    let ep = endpoint();
+    let ep = common::endpoint();
     let config = ZenohConfig {
         listen: vec![ep.clone()],
         ..ZenohConfig::default()
@@ -241,7 +215,7 @@ fn security_ids_past_the_table_are_published_too() {
 #[test]
 fn slow_recorder_gets_every_record_when_the_publisher_blocks() {
     use fastfeed_bus::{Subscriber, SubscriberClass, SubscriberQos};
-    let ep = endpoint();
+    let ep = common::endpoint();
     let a = ZenohBus::new(
         &feed("recorder"),
         ZenohConfig {

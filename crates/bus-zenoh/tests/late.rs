@@ -1,13 +1,14 @@
 //! Late joiners on the Zenoh bus: a subscriber that joins mid-session gets the last record of
 //! each security first, then every later record: no gap, no duplicate, counters reconciled.
 
+mod common;
+
 use fastfeed_bus::testing::TestRecord;
 use fastfeed_bus::{
     Bus, BusError, Envelope, Publisher, PublisherQos, Securities, Subscriber, SubscriberQos,
 };
 use fastfeed_bus_zenoh::{ZenohBus, ZenohConfig};
 use std::collections::HashMap;
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,38 +28,9 @@ fn feed(test: &str) -> String {
     format!("late{}-{test}", std::process::id())
 }
 
-fn endpoint() -> String {
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    format!("tcp/127.0.0.1:{port}")
-}
-
-/// A publishing session and a subscribing one connected to it over TCP loopback; the
-/// publisher waits on congestion, so none is lost on a busy machine.
+/// A publishing session and a subscribing one over TCP loopback ([`common::pair`]).
 fn pair(test: &str) -> (ZenohBus, ZenohBus) {
-    let ep = endpoint();
-    let a = ZenohBus::new(
-        &feed(test),
-        ZenohConfig {
-            listen: vec![ep.clone()],
-            block_when_congested: true,
-            ..ZenohConfig::default()
-        },
-    )
-    .unwrap();
-    let b = ZenohBus::new(
-        &feed(test),
-        ZenohConfig {
-            connect: vec![ep],
-            ..ZenohConfig::default()
-        },
-    )
-    .unwrap();
-    assert_eq!(b.wait_for_peers(1, Duration::from_secs(10)), 1);
-    (a, b)
+    common::pair(&feed(test))
 }
 
 fn late() -> SubscriberQos {
