@@ -235,13 +235,12 @@ pub fn delta<T: Int>(
     } else {
         n.to_bits() as i128 - base as i128
     };
-    let Ok(d) = i64::try_from(d) else {
-        return fail(ErrorKind::DeltaOverflow, 0);
-    };
-    if optional {
-        put_nullable_i64(out, Some(d));
-    } else {
-        put_i64(out, d);
+    // A delta wider than int64 (uInt64 0 -> MAX) is written in full, as the interpreter's
+    // encoder does (spec 6.3.7.1: the delta may need more bits than the field).
+    match i64::try_from(d) {
+        Ok(d) if optional => put_nullable_i64(out, Some(d)),
+        Ok(d) => put_i64(out, d),
+        Err(_) => wire::put_wide_delta(out, d, optional),
     }
     e.set(g, n.to_bits());
     Ok(())
@@ -290,16 +289,17 @@ pub fn decimal_delta(
         Entry::Undefined => init.unwrap_or(Decimal::new(0, 0)),
         Entry::Empty => return fail(ErrorKind::EmptyPrevious, 0),
     };
-    let Some(dm) = n.mantissa.checked_sub(b.mantissa) else {
-        return fail(ErrorKind::MantissaRange, 0);
-    };
+    let dm = n.mantissa as i128 - b.mantissa as i128;
     let de = n.exponent as i64 - b.exponent as i64;
     if optional {
         put_nullable_i64(out, Some(de));
     } else {
         put_i64(out, de);
     }
-    put_i64(out, dm);
+    match i64::try_from(dm) {
+        Ok(dm) => put_i64(out, dm),
+        Err(_) => wire::put_wide_delta(out, dm, false),
+    }
     e.set(g, n);
     Ok(())
 }
