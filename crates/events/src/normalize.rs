@@ -247,7 +247,7 @@ impl Normalizer {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn top_value(&mut self, role: Top, v: FieldValue<'_>) {
         let t = &mut self.top;
         match role {
@@ -271,7 +271,7 @@ impl Normalizer {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn elem_value(&mut self, role: Elem, v: FieldValue<'_>) {
         let e = &mut self.entry;
         match role {
@@ -292,7 +292,8 @@ impl Normalizer {
 
     /// Completes one MD entry into an event.
     fn finish_entry(&mut self, kind: MsgKind, md: bool) {
-        let e = std::mem::take(&mut self.entry);
+        // `begin_element` clears the scratch for the next entry.
+        let e = self.entry;
         if !md {
             // A definition's feed types: only their depth matters.
             self.top.depth = max_depth(self.top.depth, e.depth.map(u64::from));
@@ -478,7 +479,8 @@ impl Handler for Normalizer {
         });
     }
 
-    #[inline]
+    // Inlined into the decoder, where each call site's value type is known.
+    #[inline(always)]
     fn value(&mut self, _: &Instr, v: FieldValue<'_>) {
         let Some(m) = self.cur else { return };
         if self.skip > 0 {
