@@ -147,10 +147,17 @@ cutter=""
 conns() { ip netns exec "$ns_b" ss -tnH state established 2>/dev/null | awk '{ print $3 "->" $4 }' | sort | tr '\n' ' '; }
 if [ -n "$cut" ]; then
   # The subscriber host's side of its link: its session sees the network vanish.
-  ( sleep "$cut_at"
+  # The publisher is ready once host b's subscriber said hello; its connection is counted
+  # from when ss shows it (up to 20 s), so the cut always falls on a live session.
+  ( before="$(conns)" waited=0
+    while [ -z "$before" ] && [ "$waited" -lt 200 ]; do
+      sleep 0.1; waited=$((waited + 1)); before="$(conns)"
+    done
+    sleep "$cut_at"
     before="$(conns)"
     ip -n "$ns_b" link set "vbb$tag" down
-    echo "cut: link to host b down for $cut s" >"$work/cut.log"
+    state="$(ip -n "$ns_b" -o link show "vbb$tag" | grep -o 'state [A-Z]*' || true)"
+    echo "cut: link to host b down for $cut s (${state:-state unknown})" >"$work/cut.log"
     sleep "$cut"
     ip -n "$ns_b" link set "vbb$tag" up
     # Up to 5 s for a connection to show (a new session: --connect retries with back-off).
