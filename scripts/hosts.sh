@@ -15,7 +15,8 @@
 #
 # Faults (each subscriber's report then tells what it missed; the others must miss nothing):
 #   --cut SECS     subscriber host b's link goes down for SECS seconds, --cut-at SECS (default
-#                  1) after the simulator starts sending, then comes back up
+#                  1) after the simulator starts sending (and host b's connection shows), then
+#                  comes back up
 #   --slow MS      a third subscriber host c, screen class, stops reading for MS ms after its
 #                  first record (its queue, 1024 records per type, drops the oldest)
 #   --queue N      hosts a and b queue N records per type (default 4096): more than a run's
@@ -23,10 +24,12 @@
 # Throughput (--throughput): no simulator; the publisher host publishes the file as fast as
 # the subscriber hosts take it (--block-when-congested, no echo), the subscribers are
 # recorders; prints records/s publisher -> subscriber hosts, with none missed.
+# --express: the publisher sends each record at once (Zenoh express) instead of letting Zenoh
+# batch it with the next ones: lower latency, a costlier publish call.
 #
 # Usage: scripts/hosts.sh [-n COUNT] [-d simple|complex] [-s PAUSE_US] [-p PACKET_BYTES]
 #                         [--cut SECS [--cut-at SECS]] [--slow MS] [--queue N] [--no-shm]
-#                         [--throughput] [--keep DIR]
+#                         [--throughput] [--express] [--keep DIR]
 #   -s: the simulator's pause between packets (default 20 us); -p: largest packet (1024).
 #   FASTFEED_BIN: the fastfeed executable (default: $CARGO_TARGET_DIR or target, debug).
 set -euo pipefail
@@ -42,6 +45,7 @@ cut_at=1
 slow=""
 queue=4096
 throughput=0
+express=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) count="$2"; shift 2 ;;
@@ -53,9 +57,10 @@ while [ $# -gt 0 ]; do
     --slow) slow="$2"; shift 2 ;;
     --queue) queue="$2"; shift 2 ;;
     --throughput) throughput=1; shm=0; shift ;;
+    --express) express=1; shift ;;
     --no-shm) shm=0; shift ;;
     --keep) keep="$2"; shift 2 ;;
-    -h|--help) sed -n 2,32p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,34p "$0"; exit 0 ;;
     *) echo "hosts.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -128,6 +133,7 @@ done
 fifo="$work/pub.fifo"
 mkfifo "$fifo"
 source=(-g "$group" -i 10.201.1.2)
+[ "$express" = 0 ] || source+=(--express)
 [ "$throughput" = 0 ] || source=(-f "$file" --block-when-congested --no-echo)
 in_ns "$ns_pub" "$bin" publish "$data" --feed "$feed" --bus zenoh "${listen[@]}" \
   "${source[@]}" --wait-subscribers "${#subs[@]}" --idle-timeout 30 \

@@ -49,6 +49,10 @@ pub struct PublishArgs {
     /// Subscribers do not echo: no round-trip measurement.
     #[arg(long)]
     pub no_echo: bool,
+    /// Send each record at once rather than batched with the next ones (Zenoh's express
+    /// flag): the lowest latency, at some cost in throughput. Shared memory never batches.
+    #[arg(long)]
+    pub express: bool,
     /// Wait for this many subscribers to say hello before taking packets.
     #[arg(long, default_value_t = 0)]
     pub wait_subscribers: usize,
@@ -135,6 +139,10 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
         echo: !a.no_echo && !a.empty_builder,
         first_seq: a.first_seq.0,
         warmup: a.warmup,
+        qos: fastfeed_bus::PublisherQos {
+            express: a.express,
+            ..Default::default()
+        },
         ..PublisherOptions::default()
     };
     let mut p = DecodingPublisher::new(bus, templates, opts)?;
