@@ -1,5 +1,5 @@
-//! `--bus zenoh` end to end: real processes, records over Zenoh on TCP loopback; every record
-//! arrives, the same as the file decoded in process, and the counters reconcile.
+//! `--bus zenoh` end to end: real processes, records over Zenoh on TCP (or TLS) loopback;
+//! every record arrives, the same as the file decoded in process, and the counters reconcile.
 
 mod common;
 
@@ -202,5 +202,116 @@ fn late_joiner_over_zenoh() {
         assert_eq!(num(c, "gaps"), 0, "{t}: {c}");
     }
     assert_eq!(s["complete"], true, "{s}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// An example configuration of `configs/zenoh` written to `dir`, its test-fixture paths
+/// (relative to the repository root) made absolute.
+fn example_config(dir: &std::path::Path, name: &str) -> std::path::PathBuf {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
+    let text = std::fs::read_to_string(root.join("configs/zenoh").join(name)).unwrap();
+    let fixtures = root.join("crates/bus-zenoh/tests/tls");
+    let text = text.replace(
+        "\"crates/bus-zenoh/tests/tls/",
+        &format!("\"{}/", fixtures.display()),
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// `--listen tls/...` with `configs/zenoh/publisher-tls.json5` (mutual TLS): the subscriber
+/// process with `subscriber-tls.json5` receives every record; one without a client
+/// certificate (the same CA, `enable_mtls` off) never connects and receives nothing.
+///
+/// Ignored: it passes alone, but with the other tests of this file running beside it (or four
+/// TLS publisher/recorder pairs at once on 2 CPUs) the recorder misses records (hundreds to
+/// thousands of 5,000; the same pairs over TCP miss none) and now and then a process dies of
+/// SIGILL in Zenoh's `tx-0` thread, in `rustls::Error::clone` under
+/// `ConnectionCommon::check_error` from `zenoh_link_tls` `write_all` (gdb). zenoh-link-tls
+/// 1.10.2 reads and writes one rustls connection from two tasks at once through an
+/// `UnsafeCell` (its `unicast.rs`), which rustls does not support: a data race, upstream
+/// eclipse-zenoh/zenoh#2557. Run with `--ignored` once a fixed Zenoh is in.
+#[test]
+#[ignore = "zenoh-link-tls 1.10.2 races on its rustls connection (eclipse-zenoh/zenoh#2557)"]
+fn publish_to_subscriber_over_zenoh_tls() {
+    let dir = common::scratch("zenoh-tls");
+    let file = common::generate(&dir, 5_000, 1400);
+    let ep = endpoint().replacen("tcp/", "tls/", 1);
+    let (pub_config, sub_config) = (
+        example_config(&dir, "publisher-tls.json5"),
+        example_config(&dir, "subscriber-tls.json5"),
+    );
+    let no_cert = dir.join("no-cert.json5");
+    let text = std::fs::read_to_string(&sub_config)
+        .unwrap()
+        .replace("enable_mtls: true", "enable_mtls: false");
+    assert!(text.contains("enable_mtls: false"));
+    std::fs::write(&no_cert, text).unwrap();
+    let (sub_json, refused_json, pub_json, dump) = (
+        dir.join("sub.json"),
+        dir.join("refused.json"),
+        dir.join("pub.json"),
+        dir.join("received.txt"),
+    );
+    let subscriber = |name, config: &std::path::Path, idle: &str, report: &std::path::Path| {
+        let mut args = strings(&["subscribe", "--bus", "zenoh", "--feed", "ztls"]);
+        args.extend(strings(&[
+            "--connect",
+            &ep,
+            "--idle-timeout",
+            idle,
+            "--recorder",
+        ]));
+        args.extend(["--zenoh-config".into(), path_arg(config)]);
+        args.extend(["--report-json".into(), path_arg(report)]);
+        if name == "subscriber" {
+            args.extend(["--dump".into(), path_arg(&dump)]);
+        }
+        Proc::spawn(name, &args)
+    };
+    let authorised = subscriber("subscriber", &sub_config, "20", &sub_json);
+    // Its idle timeout outlasts the feed: had it connected, it would have had every record.
+    let refused = subscriber("refused", &no_cert, "12", &refused_json);
+    let mut args = strings(&["publish", "simple", "--bus", "zenoh", "--feed", "ztls"]);
+    args.extend(strings(&["--listen", &ep, "--wait-subscribers", "1"]));
+    args.extend(["--zenoh-config".into(), path_arg(&pub_config)]);
+    args.push("--block-when-congested".into());
+    args.extend(["-f".into(), path_arg(&file)]);
+    args.extend(["--report-json".into(), path_arg(&pub_json)]);
+    let mut publisher = Proc::spawn("publisher", &args);
+    publisher.wait_ready();
+    let ended = common::wait_all(
+        &mut [publisher, authorised, refused],
+        Duration::from_secs(60),
+    );
+    assert!(ended[0].success, "publisher: {}", ended[0].stdout);
+    assert!(ended[1].success, "subscriber: {}", ended[1].stdout);
+    assert!(!ended[2].success, "refused: {}", ended[2].stdout);
+    assert!(
+        ended[2].at > ended[0].at,
+        "the refused subscriber stopped before the feed ended"
+    );
+
+    let p = read_json(&pub_json);
+    let s = read_json(&sub_json);
+    let r = read_json(&refused_json);
+    let published = num(&p, "records");
+    assert!(published >= 5_000, "{p}");
+    assert_eq!(num(&s, "received"), published, "{s}");
+    assert_eq!(s["complete"], true, "{s}");
+    assert_eq!(
+        num(&p, "echoes"),
+        published,
+        "only the authorised echoes: {p}"
+    );
+    let packets = common::packets(&file, fastfeed_sim::SIMPLE_TEMPLATES);
+    let want = common::dump_lines(packets.iter().flat_map(|p| &p.records));
+    assert!(
+        common::read_dump(&dump) == want,
+        "the subscriber's records differ"
+    );
+    assert_eq!(num(&r, "received"), 0, "refused: {r}");
+    assert_eq!(r["complete"], false, "refused: {r}");
     std::fs::remove_dir_all(&dir).ok();
 }
