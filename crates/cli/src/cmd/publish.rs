@@ -143,7 +143,6 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
             express: a.express,
             ..Default::default()
         },
-        ..PublisherOptions::default()
     };
     let mut p = DecodingPublisher::new(bus, templates, opts)?;
     // Two publishers on one feed would mix their records at every subscriber.
