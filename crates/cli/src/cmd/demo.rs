@@ -15,6 +15,7 @@ use clap::Args;
 use super::bus::BusKind;
 use super::generate::{DataSet, GenerateArgs};
 use super::multicast::FaultArgs;
+use super::multicast::Pacing;
 use crate::{input, signals};
 
 #[derive(Args, Clone)]
@@ -39,6 +40,11 @@ pub struct DemoArgs {
     /// Pause between packets, in microseconds.
     #[arg(short = 's', long, default_value_t = 50)]
     pub sleep_us: u64,
+    /// How the multicaster waits the pause: spin (exact, a busy process) or sleep (late by
+    /// the timer's slack, idle). Default: sleep when the three processes outnumber the
+    /// cores less one, else spin.
+    #[arg(long, value_enum)]
+    pub pacing: Option<Pacing>,
     /// Where to write the generated data (a temporary folder by default).
     #[arg(long)]
     pub dir: Option<PathBuf>,
@@ -215,7 +221,7 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     };
     super::generate::run(gen)?;
 
-    let conditions = Conditions::now(a.sleep_us, WARMUP.min(a.count as u64 / 10));
+    let conditions = Conditions::now(a.sleep_us, WARMUP.min(a.count as u64 / 10), a.pacing);
     if conditions.crowded() {
         eprintln!("{}", conditions.warning());
     }
@@ -392,6 +398,8 @@ const WARMUP: u64 = 1000;
 struct Conditions {
     cores: usize,
     sleep_us: u64,
+    /// How the multicaster waits between packets.
+    pacing: Pacing,
     load: Option<String>,
     /// Round trips not timed at the start.
     warmup: u64,
@@ -401,9 +409,17 @@ struct Conditions {
 const BUSY: usize = 3;
 
 impl Conditions {
-    fn now(sleep_us: u64, warmup: u64) -> Conditions {
+    fn now(sleep_us: u64, warmup: u64, pacing: Option<Pacing>) -> Conditions {
+        let cores = fastfeed_net::affinity::cores();
         Conditions {
-            cores: fastfeed_net::affinity::cores(),
+            cores,
+            // Crowded (see `crowded`): a spinning multicaster would take a core the
+            // measured path needs.
+            pacing: pacing.unwrap_or(if cores < BUSY + 1 {
+                Pacing::Sleep
+            } else {
+                Pacing::Spin
+            }),
             sleep_us,
             warmup,
             load: std::fs::read_to_string("/proc/loadavg")
@@ -426,10 +442,9 @@ impl Conditions {
     }
 
     fn pacing(&self) -> &'static str {
-        if self.crowded() {
-            "sleep"
-        } else {
-            "spin"
+        match self.pacing {
+            Pacing::Sleep => "sleep",
+            Pacing::Spin => "spin",
         }
     }
 
@@ -437,9 +452,13 @@ impl Conditions {
         format!(
             "fastfeed demo: warning: {BUSY} processes (subscriber, publisher, multicaster) on \
              {} core(s): the latency measured includes waiting for a core; the multicaster \
-             sleeps between packets and the publisher blocks between them to leave the cores \
+             {} between packets and the publisher blocks between them to leave the cores \
              to the measured path",
-            self.cores
+            self.cores,
+            match self.pacing {
+                Pacing::Sleep => "sleeps",
+                Pacing::Spin => "spins (--pacing spin)",
+            }
         )
     }
 
@@ -459,7 +478,10 @@ impl Conditions {
             } else {
                 "spins"
             },
-            if self.crowded() { "sleeps" } else { "spins" },
+            match self.pacing {
+                Pacing::Sleep => "sleeps",
+                Pacing::Spin => "spins",
+            },
             self.sleep_us,
             self.load.as_deref().unwrap_or("unknown"),
             self.warmup,
