@@ -215,7 +215,10 @@ impl Bus for ZenohBus {
         let topic = Topic::of_record::<R>(&self.feed)?;
         let overflow = match qos.class {
             SubscriberClass::Screen => Overflow::DropOldest,
-            SubscriberClass::Recorder => Overflow::Block,
+            SubscriberClass::Recorder => {
+                self.wakeup.poll_first();
+                Overflow::Block
+            }
         };
         let queue = Arc::new(Queue::new(qos.queue, overflow, self.wakeup.clone()));
         ZenohSubscriber::new(&self.session, &topic, securities, queue, qos.late_join)
