@@ -26,7 +26,9 @@ fn processes_with(needle: &str) -> Vec<u32> {
 #[test]
 fn ctrl_c_stops_the_demo_its_children_and_cleans_up() {
     let demo = fastfeed()
-        .args(["demo", "-n", "200000", "-s", "300", "-g"])
+        // 2,982 packets 2 ms apart at least: about 6 s, so the signal at 1.5 s falls in the
+        // middle of the run however fast the machine (at -s 300 a fast VM ends it in 1.2 s).
+        .args(["demo", "-n", "200000", "-s", "2000", "-g"])
         .arg(common::unique_group(2))
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::null())

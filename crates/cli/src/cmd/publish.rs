@@ -308,10 +308,13 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<Sock
                     p.await_echoes(ECHO_QUIET)?;
                 }
             }
+            // Interrupted: a signal came while blocked (Ctrl-C); the loop's top sees it.
             Err(e)
                 if matches!(
                     e.kind(),
-                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                    std::io::ErrorKind::WouldBlock
+                        | std::io::ErrorKind::TimedOut
+                        | std::io::ErrorKind::Interrupted
                 ) =>
             {
                 p.poll_echoes()?;
