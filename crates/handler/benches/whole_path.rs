@@ -3,8 +3,6 @@
 //! `fastfeed handle CONFIG --bench`, without building the command-line program.
 //! `cargo bench -p fastfeed-handler --bench whole_path [-- PASSES]`.
 
-use fastfeed_handler::LineId;
-
 fn main() {
     // `cargo bench` passes `--bench`; the first number is the pass count.
     let passes = std::env::args()
@@ -14,13 +12,7 @@ fn main() {
     let config = concat!(env!("CARGO_MANIFEST_DIR"), "/../../configs/moex-forts.toml");
     let feed = fastfeed_feed::FeedConfig::load(std::path::Path::new(config)).unwrap();
     for c in fastfeed_handler::setup(&feed).unwrap() {
-        let lines = c.captures().unwrap();
-        let a_only: Vec<_> = lines
-            .iter()
-            .filter(|l| l.line != LineId::B)
-            .cloned()
-            .collect();
-        for (what, lines) in [("line A", a_only), ("lines A+B", lines)] {
+        for (what, lines) in fastfeed_handler::bench::runs(c.captures().unwrap()) {
             let r = fastfeed_handler::bench::bench(
                 &c.templates,
                 &c.profile,

@@ -89,6 +89,21 @@ impl Handler for Count {
     }
 }
 
+/// What `handle --bench` times for a channel: line A alone, then (if the channel has a line
+/// B) both lines, B's copies arbitrated away.
+pub fn runs(lines: Vec<CapturedLine>) -> Vec<(&'static str, Vec<CapturedLine>)> {
+    let a_only: Vec<_> = lines
+        .iter()
+        .filter(|l| l.line != LineId::B)
+        .cloned()
+        .collect();
+    let mut runs = vec![("line A", a_only)];
+    if lines.iter().any(|l| l.line == LineId::B) {
+        runs.push(("lines A+B", lines));
+    }
+    runs
+}
+
 /// Runs `passes` of each. Lines are given in any order; the snapshot line (if any) serves
 /// the untimed start-up.
 pub fn bench(

@@ -41,3 +41,13 @@ pub fn pair(feed: &str) -> (ZenohBus, ZenohBus) {
     assert_eq!(b.wait_for_peers(1, Duration::from_secs(10)), 1);
     (a, b)
 }
+
+/// Asserts that `bus` finds no peer within half a second: its session was refused.
+#[allow(dead_code)] // bus.rs and late.rs refuse nobody
+pub fn never_connects(bus: &ZenohBus, what: &str) {
+    assert_eq!(
+        bus.wait_for_peers(1, Duration::from_millis(500)),
+        0,
+        "{what}"
+    );
+}

@@ -282,18 +282,7 @@ fn report(
 
 fn bench(channels: &[ChannelSetup], passes: usize) -> Result<ExitCode> {
     for c in channels {
-        let lines = c.captures()?;
-        // Line A alone, then with line B (whose copies are arbitrated away).
-        let a_only: Vec<_> = lines
-            .iter()
-            .filter(|l| l.line != fastfeed_handler::LineId::B)
-            .cloned()
-            .collect();
-        let mut runs = vec![("line A", a_only)];
-        if lines.iter().any(|l| l.line == fastfeed_handler::LineId::B) {
-            runs.push(("lines A+B", lines));
-        }
-        for (what, lines) in runs {
+        for (what, lines) in fastfeed_handler::bench::runs(c.captures()?) {
             let r = fastfeed_handler::bench::bench(
                 &c.templates,
                 &c.profile,
