@@ -208,3 +208,43 @@ fn hostile_lengths_and_long_messages_are_errors() {
         "{errs:?}"
     );
 }
+
+/// Gives its bytes in one read, then fails as a live source with nothing more would block.
+struct ThenBlocks<'a>(&'a [u8]);
+
+impl Read for ThenBlocks<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        if self.0.is_empty() {
+            return Err(io::ErrorKind::WouldBlock.into());
+        }
+        let n = buf.len().min(self.0.len());
+        buf[..n].copy_from_slice(&self.0[..n]);
+        self.0 = &self.0[n..];
+        Ok(n)
+    }
+}
+
+#[test]
+fn len32le_packets_are_decoded_as_soon_as_they_are_read() {
+    // Read a chunk at a time, but never waiting for a chunk: two packets that have arrived
+    // are decoded before the read that finds nothing more.
+    let ts = templates("mfast-complex/example.xml");
+    let data = corpus("mfast-complex/complex30000.dat");
+    let two: usize = Framing::Len32Le
+        .packets(&data)
+        .take(2)
+        .map(|p| p.unwrap().bytes.len() + 4)
+        .sum();
+    let mut sd = StreamDecoder::new(
+        ThenBlocks(&data[..two]),
+        Framing::Len32Le,
+        Decoder::new(ts),
+        PacketOptions::default(),
+    );
+    let mut b = MessageBuilder::new();
+    assert!(matches!(sd.next_step(&mut b, |_| true), Some(Ok(1))));
+    assert!(matches!(sd.next_step(&mut b, |_| true), Some(Ok(1))));
+    assert_eq!(sd.position(), two);
+    let r = sd.next_step(&mut b, |_| true);
+    assert!(matches!(r, Some(Err(StreamError::Io(_)))), "{r:?}");
+}
