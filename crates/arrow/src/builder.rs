@@ -69,6 +69,8 @@ pub struct TableBuilder {
     cur: Frame,
     stack: Vec<Frame>,
     /// Nesting depth of callbacks being ignored (another template, a left-out sequence).
+    /// While it is above 0, `cur` is [`Frame::NONE`], so values find no slot without a test
+    /// of their own.
     skip: u32,
     /// Rows committed (whole messages); the columns may hold more of a message in progress.
     rows: usize,
@@ -174,7 +176,7 @@ impl TableBuilder {
             .plan
             .top
             .iter()
-            .map(|&c| column::finish(&self.plan, &mut self.cols, c))
+            .map(|&c| column::finish(&self.plan, &mut self.cols, c, self.rows))
             .collect::<Result<Vec<_>, _>>()?;
         let schema = self.schema.get_or_insert_with(|| {
             Arc::new(Schema::new(column::fields_with(
@@ -211,6 +213,31 @@ impl TableBuilder {
         let f = self.cur;
         self.cur = self.stack.pop().unwrap_or(Frame::NONE);
         f
+    }
+
+    /// Starts (or nests deeper in) callbacks to ignore.
+    fn skip_begin(&mut self) {
+        if self.skip == 0 {
+            self.stack.push(self.cur);
+            self.cur = Frame::NONE;
+        }
+        self.skip += 1;
+    }
+
+    /// Ends one level of ignored callbacks; false when none are being ignored.
+    fn skip_end(&mut self) -> bool {
+        match self.skip {
+            0 => false,
+            1 => {
+                self.skip = 0;
+                self.cur = self.stack.pop().unwrap_or(Frame::NONE);
+                true
+            }
+            _ => {
+                self.skip -= 1;
+                true
+            }
+        }
     }
 
     /// An absent field that is not a scalar: a group's columns all null.
@@ -269,7 +296,7 @@ impl Handler for TableBuilder {
         }
         // The message's fields were taken once; each entry row gets them.
         let n = self.entries;
-        for &c in &self.plan.parent {
+        for &c in &self.plan.repeated {
             if n == 0 {
                 self.cols[c].truncate(self.rows);
             } else {
@@ -284,9 +311,6 @@ impl Handler for TableBuilder {
     // jump that mispredicts whenever the type changes from field to field.
     #[inline(always)]
     fn value(&mut self, _: &Instr, value: FieldValue<'_>) {
-        if self.skip > 0 {
-            return;
-        }
         if let Some(&Slot::Column(c)) = self.next_slot() {
             if let Some(col) = self.cols.get_mut(c) {
                 col.push(value);
@@ -296,9 +320,6 @@ impl Handler for TableBuilder {
 
     #[inline(always)]
     fn absent(&mut self, _: &Instr) {
-        if self.skip > 0 {
-            return;
-        }
         let pos = self.cur.pos;
         match self.next_slot() {
             Some(&Slot::Column(c) | &Slot::List { column: c, .. }) => {
@@ -319,7 +340,7 @@ impl Handler for TableBuilder {
         match self.next_slot() {
             Some(&Slot::List { column, body }) => self.enter(body, Some(column)),
             Some(&Slot::Entries { body }) => self.enter(body, None),
-            _ => self.skip = 1,
+            _ => self.skip_begin(),
         }
     }
 
@@ -339,8 +360,7 @@ impl Handler for TableBuilder {
     }
 
     fn end_sequence(&mut self) {
-        if self.skip > 0 {
-            self.skip -= 1;
+        if self.skip_end() {
             return;
         }
         if let Frame {
@@ -361,24 +381,22 @@ impl Handler for TableBuilder {
         }
         match self.next_slot() {
             Some(&Slot::Group { body, .. }) => self.enter(body, None),
-            _ => self.skip = 1,
+            _ => self.skip_begin(),
         }
     }
 
     fn end_group(&mut self) {
-        if self.skip > 0 {
-            self.skip -= 1;
-            return;
+        if !self.skip_end() {
+            self.leave();
         }
-        self.leave();
     }
 
     fn begin_template_ref(&mut self, _: &Template) {
         // Templates with dynamic references have no table (see `Plan::new`).
-        self.skip += 1;
+        self.skip_begin();
     }
 
     fn end_template_ref(&mut self) {
-        self.skip = self.skip.saturating_sub(1);
+        self.skip_end();
     }
 }

@@ -9,12 +9,12 @@ use arrow_array::{
     Array, ArrayRef, BinaryArray, Decimal128Array, ListArray, PrimitiveArray, StringArray,
     StructArray,
 };
-use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields};
 use fastfeed_codec::template::IntType;
 use fastfeed_codec::{Decimal, FieldValue};
 
-use crate::plan::{ColumnType, Plan, DECIMAL_PRECISION};
+use crate::plan::{ColumnType, Constant, Plan, DECIMAL_PRECISION};
 use crate::TableError;
 
 /// The values of one column.
@@ -49,8 +49,10 @@ pub(crate) enum Data {
 #[derive(Debug)]
 pub(crate) struct Column {
     pub data: Data,
-    /// Allocates a bitmap only once a null arrives.
-    pub nulls: NullBufferBuilder,
+    /// Whether each value is valid, a byte per value (cheaper to append than a bit, packed
+    /// into Arrow's bitmap when the batch is finished). Held only once a null arrives: until
+    /// then every value is valid, and a value costs no validity at all.
+    pub valid: Option<Vec<bool>>,
     /// A decimal column's scale once fixed (by the template, the caller, or the first batch).
     pub scale: Option<i8>,
 }
@@ -100,7 +102,7 @@ impl Column {
         };
         Column {
             data,
-            nulls: NullBufferBuilder::new(0),
+            valid: None,
             scale,
         }
     }
@@ -138,8 +140,21 @@ impl Column {
         c
     }
 
+    /// Values held (nulls included).
     pub fn len(&self) -> usize {
-        self.nulls.len()
+        match &self.data {
+            Data::Decimal { exponent, .. } => exponent.len(),
+            Data::Bytes { offsets, .. } | Data::List { offsets } => offsets.len() - 1,
+            data => each_int!(data, d => d.len()),
+        }
+    }
+
+    /// Marks the value just pushed valid.
+    #[inline(always)]
+    fn valid(&mut self) {
+        if let Some(v) = &mut self.valid {
+            v.push(true);
+        }
     }
 
     /// Appends a decoded value. The decoder range-checks integers against the field's type,
@@ -171,7 +186,32 @@ impl Column {
             // The template types the column and the decoder the value alike.
             _ => return self.push_null(),
         }
-        self.nulls.append_non_null();
+        self.valid();
+    }
+
+    /// Appends a constant `n` times: the column of a mandatory constant, at the end of a
+    /// batch, in one loop instead of a push per value while decoding.
+    pub fn fill(&mut self, k: &Constant, n: usize) {
+        if n == 0 {
+            return;
+        }
+        if let (Data::Bytes { offsets, bytes }, Constant::Bytes(b)) = (&mut self.data, k) {
+            let start = *offsets.last().expect("offsets start with 0");
+            offsets.extend((1..=n).map(|i| start.wrapping_add((i * b.len()) as i32)));
+            // Copies of what is there already, doubling: a few long copies, not n short ones.
+            let (from, total) = (bytes.len(), n * b.len());
+            bytes.extend_from_slice(b);
+            while bytes.len() - from < total {
+                let have = bytes.len() - from;
+                bytes.extend_from_within(from..from + have.min(total - have));
+            }
+            if let Some(v) = &mut self.valid {
+                v.extend(std::iter::repeat_n(true, n));
+            }
+            return;
+        }
+        self.push(k.value());
+        self.repeat_last(n - 1);
     }
 
     /// Room for `n` more values without regrowing (and `n * 8` bytes of strings).
@@ -188,15 +228,42 @@ impl Column {
             Data::List { offsets } => offsets.reserve(n),
             data => each_int!(data, d => d.reserve(n)),
         }
+        if let Some(v) = &mut self.valid {
+            v.reserve(n);
+        }
     }
 
-    /// Appends a null (an absent optional field).
-    #[inline]
+    /// Appends a null (an absent optional field). Inlined into the decoder's arms with
+    /// `push_default`, like `push`: most optional fields of wide entries are absent.
+    #[inline(always)]
     pub fn push_null(&mut self) {
-        self.nulls.append_null();
+        match &mut self.valid {
+            Some(v) => v.push(false),
+            None => self.first_null(),
+        }
         self.push_default();
     }
 
+    /// Starts the validity at the column's first null: every value before it was valid.
+    #[cold]
+    fn first_null(&mut self) {
+        let n = self.len();
+        let mut v = Vec::with_capacity(self.data_capacity().max(n + 1));
+        v.resize(n, true);
+        v.push(false);
+        self.valid = Some(v);
+    }
+
+    /// Values the column has room for.
+    fn data_capacity(&self) -> usize {
+        match &self.data {
+            Data::Decimal { exponent, .. } => exponent.capacity(),
+            Data::Bytes { offsets, .. } | Data::List { offsets } => offsets.capacity(),
+            data => each_int!(data, d => d.capacity()),
+        }
+    }
+
+    #[inline(always)]
     fn push_default(&mut self) {
         match &mut self.data {
             Data::Decimal { mantissa, exponent } => {
@@ -213,9 +280,9 @@ impl Column {
 
     /// Closes a list value whose children now end at `end`.
     pub fn push_list(&mut self, end: usize) {
-        self.nulls.append_non_null();
         if let Data::List { offsets } = &mut self.data {
             offsets.push(end as i32);
+            self.valid();
         }
     }
 
@@ -229,7 +296,9 @@ impl Column {
 
     /// Cuts the column back to `len` values; returns, for a list, where its children end.
     pub fn truncate(&mut self, len: usize) -> usize {
-        self.nulls.truncate(len);
+        if let Some(v) = &mut self.valid {
+            v.truncate(len);
+        }
         match &mut self.data {
             Data::Decimal { mantissa, exponent } => {
                 mantissa.truncate(len);
@@ -254,13 +323,16 @@ impl Column {
 
     /// Appends the last value `n` more times (a message's field on each of its entries).
     pub fn repeat_last(&mut self, n: usize) {
+        // Most messages of a feed carry one entry: nothing to repeat.
+        if n == 0 {
+            return;
+        }
         let Some(last) = self.len().checked_sub(1) else {
             return;
         };
-        if self.nulls.is_valid(last) {
-            self.nulls.append_n_non_nulls(n);
-        } else {
-            self.nulls.append_n_nulls(n);
+        if let Some(v) = &mut self.valid {
+            let valid = v[last];
+            v.extend(std::iter::repeat_n(valid, n));
         }
         match &mut self.data {
             Data::Decimal { mantissa, exponent } => {
@@ -285,7 +357,9 @@ impl Column {
 /// to `memcpy` costs more than the copy.
 #[inline(always)]
 fn append_bytes(bytes: &mut Vec<u8>, b: &[u8]) {
-    if b.len() <= 16 {
+    if let [x] = b {
+        bytes.push(*x);
+    } else if b.len() <= 16 {
         for &x in b {
             bytes.push(x);
         }
@@ -358,8 +432,22 @@ pub(crate) fn rescale(d: Decimal, scale: i8) -> Option<i128> {
 
 /// Turns a column (and, for a list, its children) into an Arrow array, leaving it empty for
 /// the next batch.
-pub(crate) fn finish(plan: &Plan, cols: &mut [Column], c: usize) -> Result<ArrayRef, TableError> {
-    let nulls = cols[c].nulls.finish();
+/// `len` is the values the column must have: the rows (or a list's elements) of the batch;
+/// a constant's column is filled to it here.
+pub(crate) fn finish(
+    plan: &Plan,
+    cols: &mut [Column],
+    c: usize,
+    len: usize,
+) -> Result<ArrayRef, TableError> {
+    if let Some(k) = &plan.columns[c].constant {
+        cols[c].fill(k, len);
+    }
+    let nulls = cols[c]
+        .valid
+        .take()
+        .map(|v| NullBuffer::new(BooleanBuffer::collect_bool(v.len(), |i| v[i])))
+        .filter(|n| n.null_count() > 0);
     let name = &plan.columns[c].name;
     // The next batch's vectors start at this one's size: no regrowth on the hot path.
     let next = Column::with_capacity_of(plan.columns[c].ty, &cols[c].data).data;
@@ -386,8 +474,9 @@ pub(crate) fn finish(plan: &Plan, cols: &mut [Column], c: usize) -> Result<Array
             });
             let mut values = mantissa;
             for (v, &e) in values.iter_mut().zip(&exponent) {
-                // Most values have the column's exponent: the mantissa is the value.
-                if e as i32 == -(scale as i32) {
+                // Most values have the column's exponent: the mantissa is the value. Zero
+                // (and so every null) is zero at any scale.
+                if e as i32 == -(scale as i32) || *v == 0 {
                     continue;
                 }
                 // The mantissa came from an i64.
@@ -418,12 +507,12 @@ pub(crate) fn finish(plan: &Plan, cols: &mut [Column], c: usize) -> Result<Array
         }
         Data::List { offsets } => {
             let children = plan.columns[c].children.clone();
+            let elements = *offsets.last().expect("offsets start with 0") as usize;
             let arrays = children
                 .iter()
-                .map(|&k| finish(plan, cols, k))
+                .map(|&k| finish(plan, cols, k, elements))
                 .collect::<Result<Vec<_>, _>>()?;
             let fields = fields_with(plan, cols, &children);
-            let elements = *offsets.last().expect("offsets start with 0") as usize;
             let entries = StructArray::try_new_with_length(fields, arrays, None, elements)?;
             let item = Arc::new(Field::new("item", entries.data_type().clone(), false));
             let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));

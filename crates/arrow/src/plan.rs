@@ -4,7 +4,10 @@
 
 use std::collections::{HashMap, HashSet};
 
-use fastfeed_codec::template::{FieldType, Instr, IntType, Kind, Op, Scalar, Segment, Template};
+use fastfeed_codec::template::{
+    FieldType, Initial, Instr, IntType, Kind, Op, Scalar, Segment, Template,
+};
+use fastfeed_codec::{Decimal, FieldValue};
 
 use crate::TableError;
 
@@ -31,6 +34,52 @@ pub(crate) struct ColumnSpec {
     pub nullable: bool,
     /// For a list: the columns of one element.
     pub children: Vec<usize>,
+    /// A mandatory constant's value: the same on every row, so the column is filled when
+    /// its batch is finished instead of value by value while decoding.
+    pub constant: Option<Constant>,
+}
+
+/// The value of a mandatory constant field, as the decoder gives it.
+#[derive(Debug, Clone)]
+pub(crate) enum Constant {
+    UInt(u64),
+    Int(i64),
+    Decimal(Decimal),
+    Bytes(Box<[u8]>),
+}
+
+impl Constant {
+    /// The constant of a mandatory field with a constant operator, if the column can hold it
+    /// (a unicode constant must be UTF-8 to fill a string column).
+    fn of(s: &Scalar) -> Option<Constant> {
+        if s.op != Op::Constant || s.optional {
+            return None;
+        }
+        match (s.ty, s.initial.as_ref()?) {
+            (FieldType::Int(t), &Initial::Int(bits)) if t.signed() => {
+                Some(Constant::Int(bits as i64))
+            }
+            (FieldType::Int(_), &Initial::Int(bits)) => Some(Constant::UInt(bits)),
+            (FieldType::Decimal, &Initial::Decimal { exponent, mantissa }) => {
+                Some(Constant::Decimal(Decimal::new(exponent, mantissa)))
+            }
+            (FieldType::Unicode, Initial::Bytes(b)) if std::str::from_utf8(b).is_err() => None,
+            (FieldType::Ascii | FieldType::Unicode | FieldType::Bytes, Initial::Bytes(b)) => {
+                Some(Constant::Bytes(b.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    /// As the decoder would hand it to the handler.
+    pub fn value(&self) -> FieldValue<'_> {
+        match self {
+            Constant::UInt(v) => FieldValue::UInt(*v),
+            Constant::Int(v) => FieldValue::Int(*v),
+            Constant::Decimal(d) => FieldValue::Decimal(*d),
+            Constant::Bytes(b) => FieldValue::Bytes(b),
+        }
+    }
 }
 
 /// What the handler does with one instruction's callback.
@@ -38,6 +87,8 @@ pub(crate) struct ColumnSpec {
 pub(crate) enum Slot {
     /// A scalar: a value or a null into this column.
     Column(usize),
+    /// A mandatory constant (see [`ColumnSpec::constant`]): nothing to do while decoding.
+    Constant,
     /// A group, flattened: its fields are columns of the enclosing level, named
     /// `Group.Field`. `nulls` are the columns an absent group fills with nulls.
     Group { body: usize, nulls: Vec<usize> },
@@ -61,6 +112,8 @@ pub(crate) struct Plan {
     pub top: Vec<usize>,
     /// Row mode by entries: the columns filled once per message (repeated on each entry).
     pub parent: Vec<usize>,
+    /// The parent columns that hold values while decoding (constants are filled at the end).
+    pub repeated: Vec<usize>,
     pub entries: bool,
     /// The entries sequence's name, for entry columns named like message columns.
     pub entries_prefix: String,
@@ -98,6 +151,7 @@ impl Plan {
                 columns: Vec::new(),
                 top: Vec::new(),
                 parent: Vec::new(),
+                repeated: Vec::new(),
                 entries: false,
                 entries_prefix: String::new(),
             },
@@ -133,6 +187,12 @@ impl Plan {
             plan.segments.push((start, plan.slots.len()));
         }
         plan.entries = opts.entries.is_some();
+        plan.repeated = plan
+            .parent
+            .iter()
+            .copied()
+            .filter(|&c| plan.columns[c].constant.is_none())
+            .collect();
         if plan.entries {
             // Message fields first, then the entry's own, in template order within each.
             let entry: Vec<usize> = top
@@ -204,6 +264,7 @@ impl Planner<'_> {
             ty,
             nullable,
             children: Vec::new(),
+            constant: None,
         });
         if level == Level::Message && self.opts.entries.is_some() {
             self.plan.parent.push(c);
@@ -226,7 +287,14 @@ impl Planner<'_> {
                 let c = self.column(name.clone(), self.scalar_type(s, &name), nullable, level);
                 cols.push(c);
                 nulls.push(c);
-                Slot::Column(c)
+                // Inside an optional group a constant is null where the group is absent.
+                match Constant::of(s).filter(|_| !nullable) {
+                    Some(k) => {
+                        self.plan.columns[c].constant = Some(k);
+                        Slot::Constant
+                    }
+                    None => Slot::Column(c),
+                }
             }
             Kind::SplitDecimal { exponent, .. } => {
                 let fixed = match (exponent.op, &exponent.initial) {

@@ -537,3 +537,162 @@ fn files_read_back_equal_and_table_sets_split_by_template() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+const CONSTANTS: &str = r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
+  <template name="T" id="1">
+    <string name="Kind"><constant value="X"/></string>
+    <uInt32 name="Src"><constant value="9"/></uInt32>
+    <int64 name="Neg"><constant value="-5"/></int64>
+    <decimal name="Px"><constant value="1.25"/></decimal>
+    <string name="Name" charset="unicode"><constant value="Test Exchange"/></string>
+    <uInt32 name="Seq"/>
+    <uInt32 name="Maybe" presence="optional"/>
+    <group name="G" presence="optional">
+      <string name="Tag"><constant value="g"/></string>
+      <uInt32 name="V"/>
+    </group>
+    <sequence name="E">
+      <length name="N"/>
+      <string name="Side"><constant value="B"/></string>
+      <uInt32 name="Qty" presence="optional"/>
+    </sequence>
+  </template></templates>"#;
+
+/// Messages with every shape: no entries, one, several; the optional field and group absent
+/// now and then (first after some rows, so a column's validity starts mid-batch).
+fn constants_stream() -> (Arc<Templates>, Vec<u8>, Vec<Message>) {
+    let ts = fastfeed_codec::parse_templates(CONSTANTS).unwrap();
+    let mut enc = fastfeed_codec::Encoder::new(ts.clone());
+    let (mut out, mut msgs) = (Vec::new(), Vec::new());
+    for i in 0..40u64 {
+        let entries = (0..i % 4)
+            .map(|k| {
+                let qty = (k != 1).then_some(Value::UInt(i * 10 + k));
+                vec![Some(Value::Ascii("B".into())), qty]
+            })
+            .collect();
+        let group = (i % 3 != 2)
+            .then(|| Value::Group(vec![Some(Value::Ascii("g".into())), Some(Value::UInt(i))]));
+        let msg = Message {
+            template_id: 1,
+            fields: vec![
+                Some(Value::Ascii("X".into())),
+                Some(Value::UInt(9)),
+                Some(Value::Int(-5)),
+                Some(Value::Decimal(fastfeed_codec::Decimal::new(-2, 125))),
+                Some(Value::Unicode("Test Exchange".into())),
+                Some(Value::UInt(i)),
+                (i < 5 || i % 5 != 0).then_some(Value::UInt(i + 100)),
+                group,
+                Some(Value::Sequence(entries)),
+            ],
+        };
+        enc.encode(&msg, &mut out).unwrap();
+        msgs.push(msg);
+    }
+    let decoded = messages(&ts, &out, Framing::Raw);
+    (ts, out, decoded)
+}
+
+#[test]
+fn constants_nulls_and_groups_are_exact_in_every_row_mode() {
+    let (ts, data, msgs) = constants_stream();
+    assert_eq!(msgs.len(), 40);
+    for batch_rows in [1, 7, 1000] {
+        // A row per entry: the message's constants and fields repeated on each.
+        let batches = table(&ts, &data, Framing::Raw, "T", &entries("E"), batch_rows).unwrap();
+        let rows: Vec<Vec<String>> = cells(&batches);
+        let names: Vec<String> = batches[0]
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        assert_eq!(
+            names,
+            ["Kind", "Src", "Neg", "Px", "Name", "Seq", "Maybe", "G.Tag", "G.V", "Side", "Qty"]
+        );
+        let mut want = Vec::new();
+        for m in &msgs {
+            let f = &m.fields;
+            let Some(Value::Sequence(es)) = &f[8] else {
+                panic!()
+            };
+            let g = match &f[7] {
+                Some(Value::Group(g)) => {
+                    [value_text(g[0].as_ref(), 0), value_text(g[1].as_ref(), 0)]
+                }
+                _ => ["-".into(), "-".into()],
+            };
+            for e in es {
+                want.push(vec![
+                    "X".into(),
+                    "9".into(),
+                    "-5".into(),
+                    "125s2".into(),
+                    "Test Exchange".into(),
+                    value_text(f[5].as_ref(), 0),
+                    value_text(f[6].as_ref(), 0),
+                    g[0].clone(),
+                    g[1].clone(),
+                    "B".into(),
+                    value_text(e[1].as_ref(), 0),
+                ]);
+            }
+        }
+        assert_eq!(rows, want, "batch_rows {batch_rows}");
+        let schema = batches[0].schema();
+        for (name, nullable) in [
+            ("Kind", false),
+            ("Px", false),
+            ("G.Tag", true),
+            ("Side", false),
+            ("Qty", true),
+        ] {
+            assert_eq!(
+                schema.field_with_name(name).unwrap().is_nullable(),
+                nullable,
+                "{name}"
+            );
+        }
+
+        // A row per message: the sequence a list whose constant child has a value per element.
+        let batches = table(
+            &ts,
+            &data,
+            Framing::Raw,
+            "T",
+            &TableOptions::default(),
+            batch_rows,
+        )
+        .unwrap();
+        assert_eq!(batches.iter().map(|b| b.num_rows()).sum::<usize>(), 40);
+        let mut m = msgs.iter();
+        for b in &batches {
+            let list = b.column_by_name("E").unwrap().as_list::<i32>();
+            for r in 0..b.num_rows() {
+                let f = &m.next().unwrap().fields;
+                assert_eq!(cell(column(b, "Kind"), r), "X");
+                assert_eq!(cell(column(b, "Px"), r), "125s2");
+                assert_eq!(cell(column(b, "Maybe"), r), value_text(f[6].as_ref(), 0));
+                let tag = if matches!(f[7], Some(Value::Group(_))) {
+                    "g"
+                } else {
+                    "-"
+                };
+                assert_eq!(cell(column(b, "G.Tag"), r), tag);
+                let Some(Value::Sequence(es)) = &f[8] else {
+                    panic!()
+                };
+                let got = list.value(r);
+                let got = got.as_struct();
+                assert_eq!(got.len(), es.len());
+                for (k, e) in es.iter().enumerate() {
+                    assert_eq!(cell(got.column_by_name("Side").unwrap().as_ref(), k), "B");
+                    let qty = got.column_by_name("Qty").unwrap();
+                    assert_eq!(cell(qty.as_ref(), k), value_text(e[1].as_ref(), 0));
+                }
+            }
+        }
+    }
+}
