@@ -426,7 +426,7 @@ fn check(cfg: &OpraConfig) -> Result<(), SimError> {
         return bad("channels must be at least 1");
     }
     if cfg.underlyings < cfg.channels as u32 {
-        return bad("underlyings must be at least the channels (one per channel)");
+        return bad("underlyings (securities) must be at least as many as the channels");
     }
     if cfg.max_packet <= crate::CHANNEL_HEADER_LEN {
         return bad("max_packet must exceed the packet header");

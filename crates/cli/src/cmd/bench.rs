@@ -321,10 +321,9 @@ fn by_channel<'a>(packets: &[&'a [u8]], threads: usize) -> Result<(Vec<Vec<&'a [
     channels.sort_by_key(|c| std::cmp::Reverse(c.len()));
     let mut parts: Vec<Vec<&[u8]>> = vec![Vec::new(); threads.min(n)];
     for c in channels {
-        let least = (0..parts.len())
-            .min_by_key(|&i| parts[i].len())
-            .expect("at least one part");
-        parts[least].extend(c);
+        if let Some(least) = parts.iter_mut().min_by_key(|p| p.len()) {
+            least.extend(c);
+        }
     }
     Ok((parts, n))
 }

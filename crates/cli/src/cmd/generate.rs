@@ -29,7 +29,8 @@ pub enum DataSet {
 }
 
 impl DataSet {
-    /// The simulator's generator for simple and complex (and the templates of cme).
+    /// The simulator's generator for simple and complex, the templates of cme (opra has a
+    /// generator and templates of its own: this is not used for it).
     fn kind(self) -> Kind {
         match self {
             DataSet::Simple | DataSet::Opra => Kind::Simple,
