@@ -14,6 +14,7 @@ fn main() {
         ("../sim/templates/simple.xml", "sim_simple"),
         ("templates/conformance/all.xml", "all_ops"),
         ("../sim/templates/complex.xml", "sim_complex"),
+        ("../sim/templates/opra.xml", "sim_opra"),
     ];
     let b = fastfeed_codegen::Builder::new();
     for (path, name) in sets {

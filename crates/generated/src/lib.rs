@@ -39,6 +39,8 @@ generated! {
     sim_simple,
     /// The simulator's complex data set.
     sim_complex,
+    /// The simulator's OPRA-like data set.
+    sim_opra,
 }
 
 /// A generated decoder behind one interface, for tools that pick one for a template file at
@@ -96,5 +98,5 @@ macro_rules! sets {
 
 sets! {
     mfast_complex, moex, openfast_fpl, seed_simple, seed_complex,
-    all_ops, sim_simple, sim_complex,
+    all_ops, sim_simple, sim_complex, sim_opra,
 }

@@ -11,6 +11,7 @@ generated!(Moex, fastfeed_generated::moex);
 generated!(Fpl, fastfeed_generated::openfast_fpl);
 generated!(SimSimple, fastfeed_generated::sim_simple);
 generated!(SimComplex, fastfeed_generated::sim_complex);
+generated!(SimOpra, fastfeed_generated::sim_opra);
 
 #[test]
 fn mfast_complex30000() {
@@ -67,6 +68,20 @@ fn simulator_data() {
     let refs: Vec<&[u8]> = packets.iter().map(Vec::as_slice).collect();
     let out = agree::<SimComplex>(&refs, SIM, true);
     assert_eq!(out.len(), 3_001);
+    let opra = fastfeed_sim::generate_opra(&fastfeed_sim::OpraConfig {
+        count: 5_000,
+        channels: 4,
+        ..Default::default()
+    })
+    .unwrap();
+    let refs: Vec<&[u8]> = opra.packets.iter().map(Vec::as_slice).collect();
+    let layout = Layout {
+        skip: fastfeed_sim::CHANNEL_HEADER_LEN,
+        ..SIM
+    };
+    let out = agree::<SimOpra>(&refs, layout, true);
+    assert_eq!(out.len(), 5_004);
+    assert!(out.iter().all(Result::is_ok));
 }
 
 /// The module keeps its template file byte for byte (MOEX's has CRLF line ends), so tools can

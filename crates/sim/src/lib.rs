@@ -5,14 +5,20 @@
 //!
 //! Packet layout: a 4-byte little-endian packet sequence number (1, 2, 3, ...) followed by
 //! one or more FAST messages; the encoder's dictionaries are reset at every packet start.
+//! The OPRA-like set ([`opra`]) has many channels, each its own packet stream: its packets
+//! carry the channel's sequence number and then a 2-byte channel number
+//! ([`CHANNEL_HEADER_LEN`] bytes).
 
 mod book_feed;
 mod complex;
 mod layout;
+pub mod opra;
 mod packetizer;
 mod simple;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_opra;
 
 use std::io::Write;
 use std::sync::Arc;
@@ -23,7 +29,11 @@ pub use book_feed::{
     book_feed, BookFeed, BookFeedConfig, RefBook, RefLevel, CME_PREAMBLE, CME_TEMPLATES,
 };
 pub use fastfeed_packet::write_len32le;
-pub use packetizer::{Packetizer, PACKET_HEADER_LEN};
+pub use opra::{
+    generate_opra, generate_opra_to, opra_templates, packet_channel, ChannelCount, OpraConfig,
+    OpraGenerated, OPRA_TEMPLATES,
+};
+pub use packetizer::{Packetizer, CHANNEL_HEADER_LEN, PACKET_HEADER_LEN};
 
 /// The simple (ARCA-like) templates: Quote=1, New=2, Change=3, Remove=4, Done=99.
 pub const SIMPLE_TEMPLATES: &str = include_str!("../templates/simple.xml");
@@ -145,7 +155,7 @@ pub enum SimError {
     },
     #[error("encoding message {index}: {error}")]
     Encode { index: usize, error: CodecError },
-    #[error("message {index} encodes to {len} bytes, over the packet limit of {max} (with the {PACKET_HEADER_LEN}-byte header)")]
+    #[error("message {index} encodes to {len} bytes, over the packet limit of {max} (with the packet header)")]
     MessageTooLarge {
         index: usize,
         len: usize,

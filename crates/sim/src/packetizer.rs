@@ -8,6 +8,9 @@ use crate::SimError;
 
 /// Bytes of the packet sequence number that starts every packet.
 pub const PACKET_HEADER_LEN: usize = 4;
+/// Bytes of a channel's packet header (see [`Packetizer::for_channel`]): the 4-byte packet
+/// sequence number of the channel, then its 2-byte little-endian channel number.
+pub const CHANNEL_HEADER_LEN: usize = 6;
 
 /// Packs messages into packets of at most `max_packet` bytes: a 4-byte little-endian packet
 /// sequence number (1, 2, ...), then whole FAST messages. The encoder is reset at each packet
@@ -20,6 +23,8 @@ pub struct Packetizer {
     done: Vec<u8>,
     scratch: Vec<u8>,
     seq: u32,
+    /// Written after the sequence number of every packet, when set.
+    channel: Option<u16>,
     messages: usize,
     message_bytes: usize,
 }
@@ -33,8 +38,27 @@ impl Packetizer {
             done: Vec::with_capacity(max_packet),
             scratch: Vec::with_capacity(max_packet),
             seq: 0,
+            channel: None,
             messages: 0,
             message_bytes: 0,
+        }
+    }
+
+    /// A packetizer for one channel of a multi-channel feed: each packet starts with the
+    /// channel's own sequence number (1, 2, ...) and then `channel` as a 2-byte
+    /// little-endian number ([`CHANNEL_HEADER_LEN`] bytes in all).
+    pub fn for_channel(templates: Arc<Templates>, max_packet: usize, channel: u16) -> Self {
+        Packetizer {
+            channel: Some(channel),
+            ..Packetizer::new(templates, max_packet)
+        }
+    }
+
+    /// Bytes of the header that starts each packet.
+    pub fn header_len(&self) -> usize {
+        match self.channel {
+            Some(_) => CHANNEL_HEADER_LEN,
+            None => PACKET_HEADER_LEN,
         }
     }
 
@@ -56,7 +80,7 @@ impl Packetizer {
         // Dictionary state changed what the message encodes to: encode it again after the reset.
         self.encoder.reset();
         self.encode(msg, index)?;
-        if PACKET_HEADER_LEN + self.scratch.len() > self.max_packet {
+        if self.header_len() + self.scratch.len() > self.max_packet {
             return Err(SimError::MessageTooLarge {
                 index,
                 len: self.scratch.len(),
@@ -65,6 +89,9 @@ impl Packetizer {
         }
         self.seq += 1;
         self.cur.extend_from_slice(&self.seq.to_le_bytes());
+        if let Some(c) = self.channel {
+            self.cur.extend_from_slice(&c.to_le_bytes());
+        }
         self.cur.extend_from_slice(&self.scratch);
         self.count();
         Ok(flushed.then_some(&self.done[..]))

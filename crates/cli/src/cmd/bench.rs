@@ -51,6 +51,12 @@ pub struct BenchArgs {
     /// core of its own (when there are no more threads than cores).
     #[arg(long)]
     pub no_pin: bool,
+    /// Decode only: give each thread whole channels, as a feed handler decoding a channel
+    /// per thread would, instead of an equal run of the file's packets. A packet's channel
+    /// is the 2-byte little-endian number after its 4-byte sequence number (`generate
+    /// opra`); the channels are dealt out so each thread gets about as many packets.
+    #[arg(long)]
+    pub by_channel: bool,
     /// The FAST data file.
     pub input: PathBuf,
 }
@@ -246,14 +252,41 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             w.packets.len()
         );
     }
+    if a.by_channel && !matches!(a.what, What::Decode) {
+        bail!("--by-channel applies to `bench decode` only");
+    }
+    let parts = if a.by_channel {
+        let (parts, channels) = by_channel(&w.packets, threads)?;
+        eprintln!(
+            "{channels} channels on {} thread(s): {} packets each",
+            parts.len(),
+            parts
+                .iter()
+                .map(|p| p.len().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        parts
+    } else {
+        shares(&w.packets, threads)
+            .into_iter()
+            .map(<[_]>::to_vec)
+            .collect()
+    };
     let times = match a.what {
         What::Decode => {
-            let pin = !a.no_pin && threads > 1 && threads <= cores;
-            time_decode(&w, threads, a.passes, counter.messages, a.generated, pin)?
+            let pin = !a.no_pin && parts.len() > 1 && parts.len() <= cores;
+            time_decode(&w, &parts, a.passes, counter.messages, a.generated, pin)?
         }
         What::Encode => time_encode(&w, threads, a.passes, a.window, cores)?,
     };
-    report(&times, counter.messages, counter.entries, bytes, threads);
+    report(
+        &times,
+        counter.messages,
+        counter.entries,
+        bytes,
+        parts.len(),
+    );
     counter
         .tally
         .print(&w.templates, &mut std::io::stdout().lock())?;
@@ -265,21 +298,50 @@ fn shares<T>(items: &[T], n: usize) -> Vec<&[T]> {
     items.chunks(per).collect()
 }
 
+/// The packets grouped by channel (the 2 bytes after a 4-byte sequence number), the
+/// channels dealt to `threads` threads, the busiest channel first to the thread with the
+/// fewest packets so far; and the number of channels.
+fn by_channel<'a>(packets: &[&'a [u8]], threads: usize) -> Result<(Vec<Vec<&'a [u8]>>, usize)> {
+    let mut channels: std::collections::BTreeMap<u16, Vec<&'a [u8]>> = Default::default();
+    for (i, p) in packets.iter().enumerate() {
+        let Some(c) = p.get(4..6) else {
+            bail!(
+                "packet {i} has {} bytes: too short for a channel number (--by-channel reads \
+                 it after a 4-byte sequence number)",
+                p.len()
+            );
+        };
+        channels
+            .entry(u16::from_le_bytes([c[0], c[1]]))
+            .or_default()
+            .push(p);
+    }
+    let n = channels.len();
+    let mut channels: Vec<Vec<&[u8]>> = channels.into_values().collect();
+    channels.sort_by_key(|c| std::cmp::Reverse(c.len()));
+    let mut parts: Vec<Vec<&[u8]>> = vec![Vec::new(); threads.min(n)];
+    for c in channels {
+        if let Some(least) = parts.iter_mut().min_by_key(|p| p.len()) {
+            least.extend(c);
+        }
+    }
+    Ok((parts, n))
+}
+
 fn time_decode(
     w: &Work,
-    threads: usize,
+    parts: &[Vec<&[u8]>],
     passes: usize,
     expect: u64,
     generated: bool,
     pin: bool,
 ) -> Result<Vec<f64>> {
-    let parts = shares(&w.packets, threads);
     if parts.len() == 1 {
         let mut dec = w.timed(generated);
         return (0..passes)
             .map(|_| {
                 let t = Instant::now();
-                w.run(&mut dec, parts[0])?;
+                w.run(&mut dec, &parts[0])?;
                 Ok(t.elapsed().as_secs_f64())
             })
             .collect();

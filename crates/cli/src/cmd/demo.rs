@@ -177,6 +177,11 @@ impl Drop for TempDir {
 }
 
 pub fn run(a: DemoArgs) -> Result<ExitCode> {
+    if a.data == DataSet::Opra {
+        anyhow::bail!(
+            "the demo runs simple or complex data, one multicast group (opra has many channels)"
+        );
+    }
     if !fastfeed_net::loopback_multicast_works() {
         eprintln!("fastfeed demo: {}", fastfeed_net::LOOPBACK_HINT);
         eprintln!("(or run the publisher from the file: fastfeed publish -f FILE)");
@@ -217,6 +222,7 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         seq: 3.0,
         nosplit: false,
         securities: None,
+        channels: 1,
         seed: 1,
     };
     super::generate::run(gen)?;

@@ -20,13 +20,37 @@ pub enum DataSet {
     /// snapshot line to 239.255.90.3:14312, as configs/cme.toml expects. -n messages,
     /// --securities instruments.
     Cme,
+    /// OPRA-like: option quotes (~90%), trades, open interest, status and heartbeats on
+    /// --channels channels (crates/sim/templates/opra.xml). One len32le file, the channels'
+    /// packets interleaved; each packet starts with its channel's packet sequence number
+    /// (4 bytes) and the channel number (2 bytes, little-endian): decode with
+    /// --skip-header 6. --securities underlyings.
+    Opra,
 }
 
 impl DataSet {
-    pub fn kind(self) -> Kind {
+    /// The simulator's generator for simple and complex, the templates of cme (opra has a
+    /// generator and templates of its own: this is not used for it).
+    fn kind(self) -> Kind {
         match self {
-            DataSet::Simple => Kind::Simple,
+            DataSet::Simple | DataSet::Opra => Kind::Simple,
             DataSet::Complex | DataSet::Cme => Kind::Complex,
+        }
+    }
+
+    /// The template XML this data set decodes with (cme: the complex templates).
+    pub fn templates_xml(self) -> &'static str {
+        match self {
+            DataSet::Opra => fastfeed_sim::OPRA_TEMPLATES,
+            d => d.kind().templates_xml(),
+        }
+    }
+
+    /// The compiled templates of [`DataSet::templates_xml`].
+    pub fn templates(self) -> std::sync::Arc<fastfeed_codec::Templates> {
+        match self {
+            DataSet::Opra => fastfeed_sim::opra_templates(),
+            d => d.kind().templates(),
         }
     }
 }
@@ -52,9 +76,12 @@ pub struct GenerateArgs {
     /// Complex: one security per message.
     #[arg(long)]
     pub nosplit: bool,
-    /// Securities (default: 300 simple, 100 complex).
+    /// Securities (default: 300 simple, 100 complex); opra: underlyings (default 480).
     #[arg(long)]
     pub securities: Option<u32>,
+    /// Opra: channels (lines), numbered 0 to N-1, each its own packet stream.
+    #[arg(long, default_value_t = 24, value_parser = clap::value_parser!(u16).range(1..))]
+    pub channels: u16,
     /// Seed of the random data: the same seed gives the same file.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
@@ -146,9 +173,52 @@ pub fn check(a: &GenerateArgs) -> Result<()> {
     Ok(())
 }
 
+/// The OPRA-like set: one file, the channels' packets interleaved.
+fn opra(a: &GenerateArgs) -> Result<ExitCode> {
+    let mut c = fastfeed_sim::OpraConfig {
+        count: a.count,
+        channels: a.channels,
+        max_packet: a.max_packet,
+        seed: a.seed,
+        ..Default::default()
+    };
+    if let Some(s) = a.securities {
+        c.underlyings = s;
+    }
+    let file = std::fs::File::create(&a.output)
+        .with_context(|| format!("creating {}", a.output.display()))?;
+    let mut out = BufWriter::new(file);
+    let (s, per_channel) = fastfeed_sim::generate_opra_to(&c, &mut out)?;
+    std::io::Write::flush(&mut out)?;
+    let (least, most) = per_channel.iter().fold((usize::MAX, 0), |(l, m), c| {
+        (l.min(c.messages), m.max(c.messages))
+    });
+    eprintln!(
+        "generated {} messages ({} bytes of FAST, {:.1} per message) in {} packets, {} bytes, \
+         on {} channels ({least} to {most} messages each, a Done each), to {}",
+        s.messages,
+        s.message_bytes,
+        s.message_bytes as f64 / s.messages.max(1) as f64,
+        s.packets,
+        s.bytes_written,
+        a.channels,
+        a.output.display()
+    );
+    eprintln!(
+        "decode with: -t crates/sim/templates/opra.xml --framing len32le --skip-header {} \
+         --reset-each-packet",
+        fastfeed_sim::CHANNEL_HEADER_LEN
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 pub fn run(a: GenerateArgs) -> Result<ExitCode> {
     if a.data == DataSet::Cme {
         return cme(&a);
+    }
+    if a.data == DataSet::Opra {
+        check(&a)?;
+        return opra(&a);
     }
     check(&a)?;
     let file = std::fs::File::create(&a.output)

@@ -110,6 +110,12 @@ fn first_seq(s: &str) -> Result<FirstSeq, String> {
 }
 
 pub fn run(a: PublishArgs) -> Result<ExitCode> {
+    if a.data == DataSet::Opra && a.templates.is_none() {
+        bail!(
+            "opra packets carry a 6-byte header (sequence, channel) and one channel per \
+             stream: the publisher takes simple or complex data"
+        );
+    }
     for (flag, path) in [
         ("--report-json", &a.report_json),
         ("--histogram", &a.histogram),
@@ -132,7 +138,7 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
 fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
     let templates = match &a.templates {
         Some(p) => input::templates(p, true)?,
-        None => a.data.kind().templates(),
+        None => a.data.templates(),
     };
     let opts = PublisherOptions {
         empty_builder: a.empty_builder,

@@ -29,7 +29,7 @@ pub enum TemplatesCmd {
 pub fn run(cmd: TemplatesCmd) -> Result<ExitCode> {
     match cmd {
         TemplatesCmd::Show { data } => {
-            print!("{}", data.kind().templates_xml());
+            print!("{}", data.templates_xml());
             Ok(ExitCode::SUCCESS)
         }
         TemplatesCmd::Check { files } => {
