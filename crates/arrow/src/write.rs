@@ -5,6 +5,7 @@ use std::fs::File;
 use std::io::{BufWriter, Read};
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -134,12 +135,25 @@ pub fn write_table<R: Read>(
     mut progress: impl FnMut(usize),
 ) -> Result<Written, TableError> {
     let mut writer = TableWriter::create(path, reader.table().schema(), format)?;
-    let mut rows = 0u64;
-    while let Some(batch) = reader.next_batch()? {
-        rows += batch.num_rows() as u64;
-        writer.write(&batch)?;
-        progress(reader.stream().position());
-    }
+    let (writer, rows) = pipelined(
+        move |batches| {
+            let mut rows = 0u64;
+            for (_, batch) in batches {
+                rows += batch.num_rows() as u64;
+                writer.write(&batch)?;
+            }
+            Ok((writer, rows))
+        },
+        |tx| {
+            while let Some(batch) = reader.next_batch()? {
+                if tx.send((0, batch)).is_err() {
+                    break; // The writer failed: its error is the one returned.
+                }
+                progress(reader.stream().position());
+            }
+            Ok(())
+        },
+    )?;
     writer.finish()?;
     let stream = reader.stream();
     let (packets, bytes) = (stream.packets(), stream.position());
@@ -170,34 +184,52 @@ pub fn write_tables<R: Read>(
     mut progress: impl FnMut(usize),
 ) -> Result<Written, TableError> {
     std::fs::create_dir_all(dir)?;
-    let mut writers: Vec<Option<TableWriter>> = set.tables().iter().map(|_| None).collect();
-    let mut rows = vec![0u64; writers.len()];
+    let paths: Vec<PathBuf> = set
+        .tables()
+        .iter()
+        .map(|t| dir.join(file_name(t.name(), format)))
+        .collect();
     let mut skipped = Skipped::default();
-    let mut write = |set: &TableSet, i: usize, batch: RecordBatch| -> Result<(), TableError> {
-        if batch.num_columns() == 0 {
-            // A template without fields (a reset message) has nothing to write.
-            return Ok(());
-        }
-        if writers[i].is_none() {
-            let path = dir.join(file_name(set.tables()[i].name(), format));
-            writers[i] = Some(TableWriter::create(&path, batch.schema(), format)?);
-        }
-        rows[i] += batch.num_rows() as u64;
-        writers[i].as_mut().expect("created above").write(&batch)
-    };
-    loop {
-        let more = set.fill(&mut stream, on_error, &mut skipped)?;
-        while let Some((i, batch)) = set.finish_full()? {
-            write(&set, i, batch)?;
-        }
-        progress(stream.position());
-        if !more {
-            break;
-        }
-    }
-    for (i, batch) in set.finish_all()? {
-        write(&set, i, batch)?;
-    }
+    let (writers, rows) = pipelined(
+        |batches| {
+            let mut writers: Vec<Option<TableWriter>> = paths.iter().map(|_| None).collect();
+            let mut rows = vec![0u64; writers.len()];
+            for (i, batch) in batches {
+                if batch.num_columns() == 0 {
+                    // A template without fields (a reset message) has nothing to write.
+                    continue;
+                }
+                let w = match &mut writers[i] {
+                    Some(w) => w,
+                    none => none.insert(TableWriter::create(&paths[i], batch.schema(), format)?),
+                };
+                rows[i] += batch.num_rows() as u64;
+                w.write(&batch)?;
+            }
+            Ok((writers, rows))
+        },
+        |tx| {
+            let send = |b| tx.send(b).is_ok();
+            loop {
+                let more = set.fill(&mut stream, on_error, &mut skipped)?;
+                while let Some(b) = set.finish_full()? {
+                    if !send(b) {
+                        return Ok(()); // The writer failed: its error is the one returned.
+                    }
+                }
+                progress(stream.position());
+                if !more {
+                    break;
+                }
+            }
+            for b in set.finish_all()? {
+                if !send(b) {
+                    break;
+                }
+            }
+            Ok(())
+        },
+    )?;
     let mut out = Written {
         skipped,
         packets: stream.packets(),
@@ -226,6 +258,34 @@ pub fn write_tables<R: Read>(
         }
     }
     Ok(out)
+}
+
+/// Batches between the decoding thread and the writing one: enough to keep both busy, and
+/// a bound on the memory between them.
+const BATCHES_IN_FLIGHT: usize = 2;
+
+/// Runs `write` on a thread of its own over the batches `produce` sends it (with their
+/// table's index), so decoding the next batch overlaps encoding this one (Parquet's encoding
+/// takes longer than decoding). Returns what `write` returns; its error comes first, as a
+/// failed writer is why `produce` stopped.
+fn pipelined<T: Send>(
+    write: impl FnOnce(Receiver<(usize, RecordBatch)>) -> Result<T, TableError> + Send,
+    produce: impl FnOnce(&SyncSender<(usize, RecordBatch)>) -> Result<(), TableError>,
+) -> Result<T, TableError> {
+    std::thread::scope(|s| {
+        let (tx, rx) = sync_channel(BATCHES_IN_FLIGHT);
+        let writer = std::thread::Builder::new()
+            .name("table writer".into())
+            .spawn_scoped(s, move || write(rx))?;
+        let produced = produce(&tx);
+        drop(tx);
+        let written = writer.join().unwrap_or_else(|_| {
+            Err(TableError::Io(std::io::Error::other(
+                "the table writer thread panicked",
+            )))
+        })?;
+        produced.map(|()| written)
+    })
 }
 
 /// A file name from a template name: characters unsafe in paths become `_`.

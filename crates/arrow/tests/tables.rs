@@ -300,21 +300,28 @@ fn messages_as_rows_hold_sequences_as_lists() {
     assert_eq!(elements, 89_700);
 }
 
+/// The first `take` packets of a len32le file, the second half of packets `tear` zeroed
+/// (zeroes carry no stop bit, so each of those packets fails to decode).
+fn torn(data: &[u8], take: usize, tear: &[usize]) -> Vec<u8> {
+    let mut packets: Vec<Vec<u8>> = Framing::Len32Le
+        .packets(data)
+        .take(take)
+        .map(|p| p.unwrap().bytes.to_vec())
+        .collect();
+    for &i in tear {
+        let n = packets[i].len();
+        packets[i][n / 2..].fill(0);
+    }
+    let mut out = Vec::new();
+    write_len32le(packets.iter().map(|p| p.as_slice()), &mut out).unwrap();
+    out
+}
+
 #[test]
 fn damaged_packets_drop_their_bad_message_only() {
     let ts = templates("mfast-complex/example.xml");
     let data = corpus("mfast-complex/complex30000.dat");
-    let mut packets: Vec<Vec<u8>> = Framing::Len32Le
-        .packets(&data)
-        .take(200)
-        .map(|p| p.unwrap().bytes.to_vec())
-        .collect();
-    for i in [5, 50, 51, 120] {
-        let n = packets[i].len();
-        packets[i][n / 2..].fill(0);
-    }
-    let mut damaged = Vec::new();
-    write_len32le(packets.iter().map(|p| p.as_slice()), &mut damaged).unwrap();
+    let damaged = torn(&data, 200, &[5, 50, 51, 120]);
 
     // Stop: the error comes out.
     let r = table(
@@ -695,4 +702,36 @@ fn constants_nulls_and_groups_are_exact_in_every_row_mode() {
             }
         }
     }
+}
+
+#[test]
+fn a_decode_error_stops_the_writer_thread_with_the_error() {
+    // The writer encodes on a thread of its own: an error on the decoding side must come
+    // out as that error, with nothing left waiting on the other side.
+    let ts = templates("mfast-complex/example.xml");
+    let data = corpus("mfast-complex/complex30000.dat");
+    let damaged = torn(&data, 3000, &[2500]);
+    let dir = std::env::temp_dir().join(format!("fastfeed-arrow-err-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (on_error, ok) in [(OnError::Stop, false), (OnError::Skip, true)] {
+        let t = TableBuilder::new(ts.by_name("MarketData").unwrap(), &entries("MDEntries"))
+            .unwrap()
+            .batch_rows(100);
+        let reader =
+            BatchReader::new(stream(&ts, &damaged, Framing::Len32Le), t, on_error).unwrap();
+        let path = dir.join("md.parquet");
+        let r = write_table(reader, "MarketData", &path, FileFormat::Parquet, |_| {});
+        match r {
+            Ok(w) => {
+                assert!(ok);
+                assert!(w.files[0].rows > 8_000, "{}", w.files[0].rows);
+                assert_eq!(w.skipped.count, 1);
+            }
+            Err(e) => {
+                assert!(!ok);
+                assert!(matches!(e, TableError::Stream(_)), "{e:?}");
+            }
+        }
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
 }
