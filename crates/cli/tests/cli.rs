@@ -323,3 +323,18 @@ fn bench_times_the_generated_decoder() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("mfast_complex"));
 }
+
+#[test]
+fn demo_refuses_data_it_cannot_run_and_says_why() {
+    // cme is a pcap for the feed handler, opra many channels: the demo's single publisher
+    // cannot take them, so it refuses at once instead of failing halfway.
+    for (data, hint) in [
+        ("cme", "fastfeed handle configs/cme.toml"),
+        ("opra", "channels"),
+    ] {
+        let out = fastfeed(&["demo", data, "-n", "100"]);
+        assert!(!out.status.success(), "{data}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(hint), "{data}: {err}");
+    }
+}

@@ -177,10 +177,18 @@ impl Drop for TempDir {
 }
 
 pub fn run(a: DemoArgs) -> Result<ExitCode> {
-    if a.data == DataSet::Opra {
-        anyhow::bail!(
+    match a.data {
+        DataSet::Opra => anyhow::bail!(
             "the demo runs simple or complex data, one multicast group (opra has many channels)"
-        );
+        ),
+        // The publisher would take the pcap for len32le packets and the multicaster fail.
+        DataSet::Cme => anyhow::bail!(
+            "the demo runs simple or complex data; cme is a feed of lines A, B and snapshot \
+             for the feed handler: `fastfeed generate cme -o configs/cme/sample.pcap`, then \
+             `fastfeed handle configs/cme.toml --captures` (or `fastfeed replay \
+             configs/cme.toml` beside a live `handle`)"
+        ),
+        DataSet::Simple | DataSet::Complex => {}
     }
     if !fastfeed_net::loopback_multicast_works() {
         eprintln!("fastfeed demo: {}", fastfeed_net::LOOPBACK_HINT);
