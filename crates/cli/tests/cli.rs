@@ -338,3 +338,27 @@ fn demo_refuses_data_it_cannot_run_and_says_why() {
         assert!(err.contains(hint), "{data}: {err}");
     }
 }
+
+#[test]
+fn bench_encode_windows_a_raw_stream_by_messages() {
+    // A raw file is one packet: its encode windows count messages, so encoding is timed on
+    // messages fresh in cache as for packet files, not after decoding the whole stream.
+    let tpl = corpus("moex-forts-2013/templates.xml");
+    let dat = corpus("moex-forts-2013/increment_a.dat");
+    let out = fastfeed(&[
+        "bench", "encode", "-t", &tpl, &dat, "--window", "64", "--passes", "1",
+    ]);
+    let (text, err) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{err}");
+    assert!(text.contains("messages 16202"), "{text}");
+    assert!(!err.contains("covers all"), "{err}");
+    // A window as long as the stream is one window, and says so.
+    let out = fastfeed(&[
+        "bench", "encode", "-t", &tpl, &dat, "--window", "20000", "--passes", "1",
+    ]);
+    assert!(out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("covers all 16202"));
+}

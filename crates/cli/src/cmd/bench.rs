@@ -37,8 +37,9 @@ pub struct BenchArgs {
     /// thread). A pass is timed from its start to the end of its last thread.
     #[arg(long, default_value_t = 1, value_parser = at_least_one)]
     pub threads: usize,
-    /// Encode only: decode this many packets into messages, time their encoding, and go on
-    /// to the next window, so the messages are fresh in cache as a transcoder's would be.
+    /// Encode only: decode this many packets into messages (this many messages of a `raw`
+    /// stream, which is one packet), time their encoding, and go on to the next window, so
+    /// the messages are fresh in cache as a transcoder's would be.
     /// Without it the whole file is decoded first: then encoding also waits on memory,
     /// walking tens of megabytes of message trees.
     #[arg(long, value_parser = at_least_one)]
@@ -151,6 +152,30 @@ impl<'a> Work<'a> {
         Ok(out)
     }
 
+    /// A single packet that is a stream of messages (no reset, one packet: a `raw` file) as
+    /// one packet per message, so encode windows can count messages; any other input as it is.
+    fn by_message(self) -> Result<Work<'a>> {
+        let [p] = self.packets[..] else {
+            return Ok(self);
+        };
+        if self.reset {
+            return Ok(self);
+        }
+        let mut dec = Decoder::new(self.templates.clone());
+        let mut pos = self.skip.min(p.len());
+        let mut packets = Vec::new();
+        while pos < p.len() {
+            let n = dec.decode(&p[pos..], &mut ())?;
+            packets.push(&p[pos..pos + n]);
+            pos += n;
+        }
+        Ok(Work {
+            packets,
+            skip: 0,
+            ..self
+        })
+    }
+
     /// Decodes every packet once, untimed, counting per template.
     fn count(&self) -> Result<Counter> {
         let mut dec = Decoder::new(self.templates.clone());
@@ -245,6 +270,13 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
              figures measure the scheduler as much as the decoder"
         );
     }
+    // A raw stream is one packet: its encode windows are of messages instead, each cut out
+    // of the stream where it ends (the dictionaries run on across them, as in the stream).
+    let w = if matches!(a.what, What::Encode) && a.window.is_some() && threads == 1 {
+        w.by_message()?
+    } else {
+        w
+    };
     if a.window.is_some_and(|n| n >= w.packets.len()) {
         eprintln!(
             "note: --window {} covers all {} packets: one window, as without --window",
