@@ -362,3 +362,24 @@ fn bench_encode_windows_a_raw_stream_by_messages() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("covers all 16202"));
 }
+
+#[test]
+fn bench_passes_over_a_chained_raw_stream_each_start_fresh() {
+    // The FPL sample's three messages chain through their dictionaries (deltas); a second
+    // pass decoded on from the first one's state overflowed SendingTime ([ERR R4]).
+    let tpl = corpus("openfast-fpl/FASTTestTemplate.xml");
+    let dat = corpus("openfast-fpl/messages.fast");
+    for generated in [false, true] {
+        let mut args = vec!["bench", "decode", "-t", &tpl, &dat, "--passes", "5"];
+        if generated {
+            args.push("--generated");
+        }
+        let out = fastfeed(&args);
+        assert!(
+            out.status.success(),
+            "generated {generated}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("messages 3"));
+    }
+}

@@ -119,14 +119,20 @@ impl<'a> Work<'a> {
     }
 
     /// Decodes a share of the packets with `t`, the empty handler for the interpreter;
-    /// returns messages decoded.
+    /// returns messages decoded. Every pass starts with fresh dictionaries, as the stream
+    /// does: a `raw` stream's values chain from message to message, and a second pass
+    /// decoded on from the first one's state would not give the file's values (or would
+    /// overflow a delta).
     fn run(&self, t: &mut Timed<'a>, packets: &[&'a [u8]]) -> Result<u64> {
         match t {
-            Timed::Interpreter(dec) => self.decode(dec, packets, &mut ()),
+            Timed::Interpreter(dec) => {
+                dec.reset();
+                self.decode(dec, packets, &mut ())
+            }
             Timed::Generated(g) => {
                 let mut n = 0;
-                for p in packets {
-                    n += g.decode_packet(p, self.skip, self.reset)?;
+                for (i, p) in packets.iter().enumerate() {
+                    n += g.decode_packet(p, self.skip, self.reset || i == 0)?;
                 }
                 Ok(n)
             }
