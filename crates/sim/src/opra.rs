@@ -222,6 +222,14 @@ fn uint(f: &mut Fields, i: usize, v: u64) {
     f[i] = Some(Value::UInt(v));
 }
 
+/// A message of a layout with the two fields every template starts with: MsgSeqNum, Time.
+fn headed<const N: usize>((layout, i): &(Layout, [usize; N]), seq: u64, ts: u32) -> Message {
+    let mut m = layout.message();
+    uint(&mut m.fields, i[0], seq);
+    uint(&mut m.fields, i[1], ts as u64);
+    m
+}
+
 fn cents(f: &mut Fields, i: usize, v: i64) {
     f[i] = Some(Value::Decimal(Decimal::new(-2, v)));
 }
@@ -339,11 +347,8 @@ impl OpraGen {
         let bid = tick(value - width as f64 / 2.0);
         let ask = bid + width;
         let seq = self.next_seq(channel);
-        let (layout, i) = &self.layouts.quote;
-        let mut m = layout.message();
-        let f = &mut m.fields;
-        uint(f, i[0], seq);
-        uint(f, i[1], self.ts as u64);
+        let mut m = headed(&self.layouts.quote, seq, self.ts);
+        let (f, i) = (&mut m.fields, &self.layouts.quote.1);
         uint(f, i[2], who as u64);
         uint(f, i[3], series as u64);
         cents(f, i[4], bid);
@@ -359,11 +364,8 @@ impl OpraGen {
         let (channel, series, value) = (und.channel, und.first_series + k, und.value(k));
         let seq = self.next_seq(channel);
         let who = self.rng.u32(1..=PARTICIPANTS);
-        let (layout, i) = &self.layouts.trade;
-        let mut m = layout.message();
-        let f = &mut m.fields;
-        uint(f, i[0], seq);
-        uint(f, i[1], self.ts as u64);
+        let mut m = headed(&self.layouts.trade, seq, self.ts);
+        let (f, i) = (&mut m.fields, &self.layouts.trade.1);
         uint(f, i[2], who as u64);
         uint(f, i[3], series as u64);
         cents(f, i[4], tick(value).max(1));
@@ -379,11 +381,8 @@ impl OpraGen {
         let und = &self.underlyings[u];
         let (channel, series) = (und.channel, und.first_series + k);
         let seq = self.next_seq(channel);
-        let (layout, i) = &self.layouts.oi;
-        let mut m = layout.message();
-        let f = &mut m.fields;
-        uint(f, i[0], seq);
-        uint(f, i[1], self.ts as u64);
+        let mut m = headed(&self.layouts.oi, seq, self.ts);
+        let (f, i) = (&mut m.fields, &self.layouts.oi.1);
         uint(f, i[2], series as u64);
         uint(f, i[3], self.rng.u64(0..50_000));
         (channel, m)
@@ -392,11 +391,8 @@ impl OpraGen {
     fn status(&mut self, u: usize) -> (u16, Message) {
         let channel = self.underlyings[u].channel;
         let seq = self.next_seq(channel);
-        let (layout, i) = &self.layouts.status;
-        let mut m = layout.message();
-        let f = &mut m.fields;
-        uint(f, i[0], seq);
-        uint(f, i[1], self.ts as u64);
+        let mut m = headed(&self.layouts.status, seq, self.ts);
+        let (f, i) = (&mut m.fields, &self.layouts.status.1);
         uint(f, i[2], u as u64 + 1);
         // 17 ready to trade, 2 halted, 21 pre-open (FIX SecurityTradingStatus).
         uint(f, i[3], [17, 17, 2, 21][self.rng.usize(0..4)]);
@@ -405,11 +401,7 @@ impl OpraGen {
 
     fn heartbeat(&mut self, channel: u16) -> (u16, Message) {
         let seq = self.next_seq(channel);
-        let (layout, i) = &self.layouts.heartbeat;
-        let mut m = layout.message();
-        uint(&mut m.fields, i[0], seq);
-        uint(&mut m.fields, i[1], self.ts as u64);
-        (channel, m)
+        (channel, headed(&self.layouts.heartbeat, seq, self.ts))
     }
 }
 
