@@ -333,10 +333,7 @@ impl Handler for TableBuilder {
     }
 
     fn begin_sequence(&mut self, _: &Instr, _len: u32) {
-        if self.skip > 0 {
-            self.skip += 1;
-            return;
-        }
+        // While skipping, `cur` has no slots: this nests one level deeper.
         match self.next_slot() {
             Some(&Slot::List { column, body }) => self.enter(body, Some(column)),
             Some(&Slot::Entries { body }) => self.enter(body, None),
@@ -375,10 +372,7 @@ impl Handler for TableBuilder {
     }
 
     fn begin_group(&mut self, _: &Instr) {
-        if self.skip > 0 {
-            self.skip += 1;
-            return;
-        }
+        // While skipping, `cur` has no slots: this nests one level deeper.
         match self.next_slot() {
             Some(&Slot::Group { body, .. }) => self.enter(body, None),
             _ => self.skip_begin(),
