@@ -2,9 +2,11 @@
 
 pub mod affinity;
 mod fault;
+mod lines;
 mod mcast;
 
 pub use fault::{Corruption, Fate, FaultConfig, FaultCounts, FaultInjector};
+pub use lines::{channel_group, Lines};
 pub use mcast::{
     loopback_multicast_works, overflow_hint, McastReceiver, McastSender, LOOPBACK_HINT,
     RECV_BUFFER_REQUEST,

@@ -168,6 +168,11 @@ impl McastReceiver {
     pub fn group(&self) -> SocketAddrV4 {
         self.group
     }
+
+    /// The socket, to wait on it with others.
+    pub fn socket(&self) -> &UdpSocket {
+        &self.socket
+    }
 }
 
 /// The `drops` column of the `/proc/net/udp` row of the socket with `inode`.
