@@ -137,10 +137,13 @@ pub struct Control {
     /// Id of the sender: the publisher's id for `DONE` and `PUBLISHER*`, the subscriber's for
     /// `HELLO`/`BYE`.
     pub sender: u32,
-    /// [`Record::type_tag`] the message refers to, 0 for "all types".
+    /// [`Record::type_tag`] the message refers to, 0 for "all types". For `PUBLISHER*`: how
+    /// many publishers its group has (0: alone).
     pub type_tag: u32,
-    /// Zero.
-    pub _pad: u32,
+    /// For `PUBLISHER*` and `DONE`: the sender's publisher group. The publishers of one
+    /// multi-channel publisher (a thread each) share a nonzero group: partners on one feed,
+    /// not rivals, and a subscriber waits for every member's Done. 0: a publisher alone.
+    pub group: u32,
     /// For `DONE`: the last `seq` published for `type_tag`. For `BYE`: the echoes sent. For
     /// `PUBLISHER*`: when the publisher started ([`now_ns`](crate::now_ns)), so two publishers
     /// agree on which came first.
@@ -173,9 +176,15 @@ impl Control {
             kind,
             sender,
             type_tag,
-            _pad: 0,
+            group: 0,
             count,
         }
+    }
+
+    /// The same message, sent by a member of publisher group `group`.
+    pub fn in_group(mut self, group: u32) -> Control {
+        self.group = group;
+        self
     }
 }
 

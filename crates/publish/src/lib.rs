@@ -2,20 +2,23 @@
 //! records and publishes them on the bus, timing each stage, and a [`RecordSubscriber`] that
 //! receives them, optionally echoing each back so the publisher measures the round trip.
 
+mod channels;
 mod peers;
 mod ports;
 mod publisher;
 mod subscriber;
 
+pub use channels::{Admit, Channels, PacketHeader};
 pub use peers::{PeerSubscriber, Rival, SILENT_AFTER};
 pub use ports::{Delivery, RecordPublishers, RecordSubscribers};
 pub use publisher::{
-    DecodingPublisher, PublisherCounters, PublisherOptions, Rejection, MAX_ERRORS_KEPT,
+    DecodingPublisher, Group, PublisherCounters, PublisherOptions, Rejection, MAX_ERRORS_KEPT,
 };
 pub use subscriber::{RecordSubscriber, SubscriberReport, TypeReport};
 
-/// Bytes of packet header before the FAST messages: a little-endian u32 packet sequence.
-pub const PACKET_HEADER_LEN: usize = 4;
+/// Bytes of packet header before the FAST messages of a single-stream feed: a
+/// little-endian u32 packet sequence.
+pub const PACKET_HEADER_LEN: usize = PacketHeader::Sequence.bytes();
 
 /// How often a publisher announces itself and a subscriber says hello, when nothing else
 /// prompts them: each side learns within this time who is on the feed, and who left.

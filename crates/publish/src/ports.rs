@@ -67,20 +67,24 @@ impl<B: Bus> RecordPublishers<B> {
 
     /// The Done token: one DONE per type, carrying the last sequence number published, then
     /// a closing DONE for type 0, so a subscriber knows it has every type's count. `sender`
-    /// is the bus's publisher id, which the envelopes carry.
-    pub fn send_done(&self, control: &B::Sender<Control>, sender: u32) -> Result<(), BusError> {
+    /// is the bus's publisher id, which the envelopes carry; `group` its publisher group
+    /// (0: alone).
+    pub fn send_done(
+        &self,
+        control: &B::Sender<Control>,
+        sender: u32,
+        group: u32,
+    ) -> Result<(), BusError> {
         macro_rules! done {
             ($f:ident, $t:ty) => {
-                control.send(Control::new(
-                    Control::DONE,
-                    sender,
-                    <$t>::type_tag(),
-                    self.$f.last_seq(),
-                ))?;
+                control.send(
+                    Control::new(Control::DONE, sender, <$t>::type_tag(), self.$f.last_seq())
+                        .in_group(group),
+                )?;
             };
         }
         for_each_type!(done);
-        control.send(Control::new(Control::DONE, sender, 0, 0))?;
+        control.send(Control::new(Control::DONE, sender, 0, 0).in_group(group))?;
         Ok(())
     }
 }

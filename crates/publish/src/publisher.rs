@@ -5,12 +5,13 @@ use std::time::{Duration, Instant};
 
 use fastfeed_bus::{now_ns, Bus, BusError, Control, Echo, PublisherQos, Receiver, Sender};
 use fastfeed_codec::{CodecError, Decoder, Handler, Templates};
-use fastfeed_feed::{SeqCounters, SeqOutcome, SequenceTracker};
+use fastfeed_feed::SeqCounters;
 use fastfeed_records::{Converter, Record};
 use fastfeed_stats::Stage;
 
+use crate::channels::{Admit, Channels, PacketHeader};
 use crate::peers::{Peers, Rival};
-use crate::{RecordPublishers, HEARTBEAT, PACKET_HEADER_LEN};
+use crate::{RecordPublishers, HEARTBEAT};
 
 #[derive(Debug, Clone, Default)]
 pub struct PublisherOptions {
@@ -26,15 +27,44 @@ pub struct PublisherOptions {
     /// Echoes counted but not timed at the start: the first round trips pay for cold
     /// caches, page faults and the subscriber's first wake-up, not the steady path.
     pub warmup: u64,
+    /// The channels this publisher takes, when packets carry a channel number
+    /// ([`PacketHeader::SequenceChannel`](crate::PacketHeader)); `None`: one stream with
+    /// a 4-byte sequence header. Each channel has its own sequence and its own Done.
+    pub channels: Option<Vec<u16>>,
+    /// The publishers of one multi-channel publisher, one per thread, share a feed: they
+    /// are partners, not rivals, and subscribers wait for all their Dones.
+    pub group: Group,
+}
+
+/// A set of publishers sharing one feed on purpose (a multi-channel publisher's threads).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Group {
+    /// Nonzero, the same for every member; 0: a publisher alone.
+    pub id: u32,
+    /// Members in all.
+    pub size: u32,
+}
+
+impl Group {
+    /// A new group of `size` publishers, with an id unlikely to collide with another's.
+    pub fn new(size: u32) -> Self {
+        Group {
+            id: fastfeed_bus::new_publisher_id() | 1,
+            size,
+        }
+    }
 }
 
 /// What happened to the packets and messages, reconciled: datagrams = `packets.received` +
-/// `packets_short`; received = accepted + duplicates + stale; accepted = decoded + rejected.
+/// `packets_short` + `packets_foreign`; received = accepted + duplicates + stale; accepted = decoded + rejected.
 #[derive(Debug, Clone, Default)]
 pub struct PublisherCounters {
+    /// Summed over the channels.
     pub packets: SeqCounters,
-    /// Datagrams too short to hold a packet sequence number: not in `packets`.
+    /// Datagrams too short to hold a packet header: not in `packets`.
     pub packets_short: u64,
+    /// Datagrams of a channel this publisher does not take: not in `packets`.
+    pub packets_foreign: u64,
     pub packets_decoded: u64,
     pub packets_rejected: u64,
     /// Why packets were rejected, the first [`MAX_ERRORS_KEPT`] of them.
@@ -77,7 +107,7 @@ impl std::fmt::Display for Rejection {
 pub struct DecodingPublisher<B: Bus> {
     decoder: Decoder,
     converter: Converter,
-    tracker: SequenceTracker,
+    channels: Channels,
     opts: PublisherOptions,
     pubs: Option<RecordPublishers<B>>,
     control_tx: B::Sender<Control>,
@@ -142,9 +172,9 @@ impl<B: Bus> DecodingPublisher<B> {
         let mut p = DecodingPublisher {
             converter: Converter::new(&templates),
             decoder: Decoder::new(templates),
-            tracker: match opts.first_seq {
-                Some(first) => SequenceTracker::default().starting_at(first),
-                None => SequenceTracker::default(),
+            channels: match &opts.channels {
+                Some(list) => Channels::of(list, opts.first_seq),
+                None => Channels::single(opts.first_seq),
             },
             pubs: if opts.empty_builder {
                 None
@@ -186,8 +216,9 @@ impl<B: Bus> DecodingPublisher<B> {
             Control::PUBLISHER
         };
         let t = Instant::now();
+        let g = self.opts.group;
         self.control_tx
-            .send(Control::new(kind, self.id, 0, self.started_ns))?;
+            .send(Control::new(kind, self.id, g.size, self.started_ns).in_group(g.id))?;
         self.control_send_max = self.control_send_max.max(t.elapsed());
         self.last_announce = Some(Instant::now());
         Ok(())
@@ -210,7 +241,7 @@ impl<B: Bus> DecodingPublisher<B> {
                     self.counters.subscribers_left += 1;
                 }
                 Control::PUBLISHER | Control::PUBLISHER_ECHO | Control::DONE
-                    if c.sender != self.id =>
+                    if c.sender != self.id && !self.is_partner(c.group) =>
                 {
                     let started = if c.kind == Control::DONE {
                         u64::MAX
@@ -239,6 +270,11 @@ impl<B: Bus> DecodingPublisher<B> {
             self.announce()?;
         }
         Ok(())
+    }
+
+    /// Whether a publisher of `group` is one of this publisher's group.
+    fn is_partner(&self, group: u32) -> bool {
+        group != 0 && group == self.opts.group.id
     }
 
     fn on_rival(&mut self, r: Rival) {
@@ -305,15 +341,29 @@ impl<B: Bus> DecodingPublisher<B> {
         self.last_packet = Some(now);
         // Before publishing: a subscriber that just said hello learns whether to echo.
         self.poll_control()?;
-        let Some(seq) = self.check_sequence(packet) else {
-            return Ok(self.counters.done);
+        let admitted = self.channels.admit(packet);
+        self.counters.packets = self.channels.counters();
+        let (seq, line) = match admitted {
+            Admit::Decode { seq, line, .. } => (seq, line),
+            Admit::Short => {
+                self.counters.packets_short += 1;
+                return Ok(self.counters.done);
+            }
+            Admit::Foreign(_) => {
+                self.counters.packets_foreign += 1;
+                return Ok(self.counters.done);
+            }
+            Admit::Skip => return Ok(self.counters.done),
         };
         match self.decode_packet(packet) {
             Ok(outcome) => {
                 self.publish_pending()?;
                 self.counters.packets_decoded += 1;
                 self.counters.messages += outcome.messages;
-                self.counters.done |= outcome.done;
+                if outcome.done {
+                    self.channels.set_done(line);
+                    self.counters.done = self.channels.all_done();
+                }
             }
             Err(error) => self.reject(Rejection {
                 packet: seq,
@@ -331,29 +381,13 @@ impl<B: Bus> DecodingPublisher<B> {
         Ok(self.counters.done)
     }
 
-    /// The packet's sequence number if the packet is to be decoded: long enough to carry
-    /// one, neither a duplicate nor stale.
-    fn check_sequence(&mut self, packet: &[u8]) -> Option<u64> {
-        let Some(header) = packet.get(..PACKET_HEADER_LEN) else {
-            self.counters.packets_short += 1;
-            return None;
-        };
-        let seq = u32::from_le_bytes(header.try_into().expect("4 bytes")) as u64;
-        let outcome = self.tracker.on_packet(seq);
-        self.counters.packets = self.tracker.counters();
-        if let SeqOutcome::Gap { from, to } = outcome {
-            eprintln!("gap: packets {from}..={to} missing");
-        }
-        outcome.accept().then_some(seq)
-    }
-
     /// Decodes every message of the packet, with the dictionaries reset, into `pending`.
     /// The error's offset is made relative to the packet start.
     fn decode_packet(&mut self, packet: &[u8]) -> Result<PacketOutcome, CodecError> {
         self.decoder.reset();
         self.pending.clear();
         let mut outcome = PacketOutcome::default();
-        let mut pos = PACKET_HEADER_LEN;
+        let mut pos = self.channels.header().bytes();
         while pos < packet.len() {
             let t0 = Instant::now();
             let (n, done) = self.decode_message(&packet[pos..]).map_err(|mut e| {
@@ -507,7 +541,7 @@ impl<B: Bus> DecodingPublisher<B> {
     fn send_done(&mut self) -> Result<(), BusError> {
         let t = Instant::now();
         if let Some(pubs) = &self.pubs {
-            pubs.send_done(&self.control_tx, self.id)?;
+            pubs.send_done(&self.control_tx, self.id, self.opts.group.id)?;
         }
         self.control_send_max = self.control_send_max.max(t.elapsed());
         Ok(())
@@ -534,8 +568,25 @@ impl<B: Bus> DecodingPublisher<B> {
         }
     }
 
-    pub fn missing_ranges(&self) -> Vec<(u64, u64)> {
-        self.tracker.missing_ranges().collect()
+    /// Packets never received, as (channel, first, last); channel 0 for a single stream.
+    pub fn missing_ranges(&self) -> Vec<(u16, u64, u64)> {
+        self.channels.missing_ranges()
+    }
+
+    /// What starts each packet: [`PacketHeader::SequenceChannel`] when the publisher takes
+    /// channels.
+    pub fn header(&self) -> PacketHeader {
+        self.channels.header()
+    }
+
+    /// When the first and the last packet came, if any did.
+    pub fn first_last_packet(&self) -> Option<(Instant, Instant)> {
+        self.first_packet.zip(self.last_packet)
+    }
+
+    /// The channels taken (`[0]` for a single stream), and those whose Done has not come.
+    pub fn channels(&self) -> (Vec<u16>, Vec<u16>) {
+        (self.channels.numbers(), self.channels.not_done())
     }
 }
 

@@ -29,11 +29,15 @@ pub struct SubscriberReport {
     pub snapshot: u64,
     pub echoed: u64,
     pub done_seen: bool,
-    /// Done seen and every record announced by it accounted for, from one publisher.
+    /// Done seen (from every member of a publisher group) and every record announced by it
+    /// accounted for, from one publisher or one group.
     pub complete: bool,
-    /// Publishers heard on the feed (records, announcements, Done): more than one mixes
-    /// two feeds' records, which then cannot be accounted for.
+    /// Publishers heard on the feed (records, announcements, Done).
     pub publishers: Vec<u32>,
+    /// Publishers of more than one group heard (or several alone): two feeds' records
+    /// mixed, which cannot be accounted for. The members of one group (a multi-channel
+    /// publisher's threads) are not mixed.
+    pub mixed: bool,
     /// Stopped by the caller's flag (Ctrl-C) before the end: a partial report.
     pub interrupted: bool,
 }
@@ -66,6 +70,67 @@ pub struct TypeReport {
 
 /// A publisher's DONE for one record type: (publisher id, type tag, last seq).
 type Done = (u32, u32, u64);
+
+/// The publishers' groups, as their control messages tell, and whose Done closed.
+#[derive(Debug, Default)]
+struct Groups {
+    /// (publisher, group).
+    members: Vec<(u32, u32)>,
+    /// (group, members it announced).
+    sizes: Vec<(u32, u32)>,
+    closed: Vec<u32>,
+}
+
+impl Groups {
+    fn heard(&mut self, c: &Control) {
+        if !self.members.iter().any(|&(p, _)| p == c.sender) {
+            self.members.push((c.sender, c.group));
+        }
+        if c.group != 0 && matches!(c.kind, Control::PUBLISHER | Control::PUBLISHER_ECHO) {
+            match self.sizes.iter_mut().find(|(g, _)| *g == c.group) {
+                Some((_, n)) => *n = (*n).max(c.type_tag),
+                None => self.sizes.push((c.group, c.type_tag)),
+            }
+        }
+    }
+
+    /// A closing DONE from `c.sender`: whether the Done is complete, i.e. it came from a
+    /// publisher alone or from every member its group announced.
+    fn close(&mut self, c: &Control) -> bool {
+        if !self.closed.contains(&c.sender) {
+            self.closed.push(c.sender);
+        }
+        if c.group == 0 {
+            return true;
+        }
+        let size = self
+            .sizes
+            .iter()
+            .find(|(g, _)| *g == c.group)
+            .map_or(1, |&(_, n)| n.max(1));
+        let closed = self
+            .members
+            .iter()
+            .filter(|&&(p, g)| g == c.group && self.closed.contains(&p))
+            .count();
+        closed >= size as usize
+    }
+
+    /// Whether `publishers` are more than one publisher alone, or of several groups.
+    fn mixed(&self, publishers: &[u32]) -> bool {
+        let group = |p: &u32| {
+            self.members
+                .iter()
+                .find(|(m, _)| m == p)
+                .map_or(0, |&(_, g)| g)
+        };
+        match publishers.first().map(group) {
+            None => false,
+            Some(0) => publishers.len() > 1,
+            Some(g) => publishers.iter().any(|p| group(p) != g),
+        }
+    }
+}
 
 pub struct RecordSubscriber<B: Bus> {
     subs: RecordSubscribers<B>,
@@ -114,6 +179,7 @@ impl<B: Bus> RecordSubscriber<B> {
     ) -> Result<SubscriberReport, BusError> {
         let mut report = SubscriberReport::default();
         let mut done: Vec<Done> = Vec::new();
+        let mut groups = Groups::default();
         let mut last_activity = Instant::now();
         let mut last_record = Instant::now();
         let mut last_hello: Option<Instant> = None;
@@ -139,6 +205,12 @@ impl<B: Bus> RecordSubscriber<B> {
                 {
                     report.publishers.push(c.sender);
                 }
+                if matches!(
+                    c.kind,
+                    Control::PUBLISHER | Control::PUBLISHER_ECHO | Control::DONE
+                ) {
+                    groups.heard(&c);
+                }
                 if c.kind == Control::PUBLISHER_ECHO && !echo_to.contains(&c.sender) {
                     echo_to.push(c.sender);
                 }
@@ -146,7 +218,7 @@ impl<B: Bus> RecordSubscriber<B> {
                     // The per-type DONEs come first, each on its own; the closing one (type
                     // 0) says they all came. Finishing before it could miss a type's count.
                     if c.type_tag == 0 {
-                        report.done_seen = true;
+                        report.done_seen |= groups.close(&c);
                     } else {
                         done.retain(|&(p, t, _)| (p, t) != (c.sender, c.type_tag));
                         done.push((c.sender, c.type_tag, c.count));
@@ -213,7 +285,7 @@ impl<B: Bus> RecordSubscriber<B> {
                         .iter()
                         .all(|&(p, tag, last)| self.subs.seen_from(p, tag) >= last))
             {
-                report.complete = report.publishers.len() <= 1;
+                report.complete = !groups.mixed(&report.publishers);
                 break;
             }
             if last_activity.elapsed() >= idle {
@@ -230,6 +302,7 @@ impl<B: Bus> RecordSubscriber<B> {
             self.control_tx
                 .send(Control::new(Control::BYE, self.id, 0, report.echoed))?;
         }
+        report.mixed = groups.mixed(&report.publishers);
         let (received, filtered, missed) = self.subs.totals();
         report.received = received;
         report.filtered_out = filtered;
@@ -274,5 +347,43 @@ impl<B: Bus> RecordSubscriber<B> {
             .collect();
         v.sort_by_key(|t| t.type_name);
         v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn announce(sender: u32, group: u32, size: u32) -> Control {
+        Control::new(Control::PUBLISHER, sender, size, 0).in_group(group)
+    }
+
+    fn close(sender: u32, group: u32) -> Control {
+        Control::new(Control::DONE, sender, 0, 0).in_group(group)
+    }
+
+    #[test]
+    fn a_group_is_done_when_every_member_closed() {
+        let mut g = Groups::default();
+        for id in [10, 11, 12] {
+            g.heard(&announce(id, 7, 3));
+        }
+        assert!(!g.close(&close(10, 7)));
+        assert!(!g.close(&close(10, 7)), "the same member twice counts once");
+        assert!(!g.close(&close(12, 7)));
+        assert!(g.close(&close(11, 7)));
+        assert!(!g.mixed(&[10, 11, 12]));
+    }
+
+    #[test]
+    fn a_publisher_alone_is_done_at_its_own_done() {
+        let mut g = Groups::default();
+        g.heard(&announce(1, 0, 0));
+        assert!(g.close(&close(1, 0)));
+        assert!(!g.mixed(&[1]));
+        g.heard(&announce(2, 0, 0));
+        assert!(g.mixed(&[1, 2]), "two publishers alone mix their records");
+        g.heard(&announce(3, 9, 2));
+        assert!(g.mixed(&[3, 1]), "a group member and a publisher alone");
     }
 }
