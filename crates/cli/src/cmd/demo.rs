@@ -178,9 +178,6 @@ impl Drop for TempDir {
 
 pub fn run(a: DemoArgs) -> Result<ExitCode> {
     match a.data {
-        DataSet::Opra => anyhow::bail!(
-            "the demo runs simple or complex data, one multicast group (opra has many channels)"
-        ),
         // The publisher would take the pcap for len32le packets and the multicaster fail.
         DataSet::Cme => anyhow::bail!(
             "the demo runs simple or complex data; cme is a feed of lines A, B and snapshot \
@@ -188,7 +185,7 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
              `fastfeed handle configs/cme.toml --captures` (or `fastfeed replay \
              configs/cme.toml` beside a live `handle`)"
         ),
-        DataSet::Simple | DataSet::Complex => {}
+        DataSet::Simple | DataSet::Complex | DataSet::Opra => {}
     }
     if !fastfeed_net::loopback_multicast_works() {
         eprintln!("fastfeed demo: {}", fastfeed_net::LOOPBACK_HINT);
@@ -230,7 +227,7 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         seq: 3.0,
         nosplit: false,
         securities: None,
-        channels: 1,
+        channels: OPRA_CHANNELS,
         seed: 1,
     };
     super::generate::run(gen)?;
@@ -314,6 +311,10 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         "-q",
     ]);
     cast_args.extend(a.faults.to_args());
+    if a.data == DataSet::Opra {
+        // Each channel on its own group; the publisher splits them over its threads.
+        cast_args.push("--by-channel".to_string());
+    }
 
     let mut subscriber = Running::new("subscriber", spawn(&sub_args, Stdio::piped())?, None);
     let (ready_tx, ready_rx) = std::sync::mpsc::channel();
@@ -403,6 +404,10 @@ fn own_group() -> SocketAddrV4 {
     );
     SocketAddrV4::new(ip, 30_000 + (pid % 30_000) as u16)
 }
+
+/// Channels of the OPRA-like data (`generate opra`'s default); one group each, from the
+/// demo's group up.
+const OPRA_CHANNELS: u16 = 24;
 
 /// Round trips not timed at the start of a demo (at most a tenth of the messages).
 const WARMUP: u64 = 1000;

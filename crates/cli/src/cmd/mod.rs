@@ -10,6 +10,7 @@ pub mod generate;
 pub mod handle;
 pub mod multicast;
 pub mod publish;
+pub mod publish_channels;
 pub mod replay;
 pub mod report;
 pub mod subscribe;

@@ -38,6 +38,11 @@ pub struct MulticastArgs {
     /// outnumber cores).
     #[arg(long, value_enum, default_value = "spin")]
     pub pacing: Pacing,
+    /// Packets carry a channel number after their sequence number (the 6-byte header of
+    /// `fastfeed generate opra`): send channel C to its own group, the -g address plus C
+    /// (same port), as a many-line feed publishes its lines.
+    #[arg(long)]
+    pub by_channel: bool,
     #[command(flatten)]
     pub faults: FaultArgs,
     /// No progress bar.
@@ -147,10 +152,14 @@ pub fn run(a: MulticastArgs) -> Result<ExitCode> {
             p.len()
         );
     }
-    let mut injector = FaultInjector::new(a.faults.config(), a.faults.seed)?;
+    let mut faults = a.faults.clone();
+    if a.by_channel {
+        // A tear must leave the channel number, or the packet goes to another line.
+        faults.keep_header = faults.keep_header.max(CHANNEL_HEADER_LEN);
+    }
+    let mut injector = FaultInjector::new(faults.config(), faults.seed)?;
     let datagrams = injector.apply(packets.iter().copied());
-    let sender = McastSender::new(a.group, a.interface, a.ttl, true)
-        .context("opening the multicast sender")?;
+    let mut senders = Senders::new(&a)?;
     let progress = !a.quiet && std::io::stderr().is_terminal();
     let pause = Duration::from_micros(a.sleep_us);
     let start = Instant::now();
@@ -165,9 +174,10 @@ pub fn run(a: MulticastArgs) -> Result<ExitCode> {
             }
             Pacing::Sleep => std::thread::sleep(next.saturating_duration_since(Instant::now())),
         }
+        let sender = senders.for_packet(d, i)?;
         bytes += sender
             .send(d)
-            .with_context(|| format!("sending packet {i} to {}", a.group))?;
+            .with_context(|| format!("sending packet {i} to {}", sender.group()))?;
         next = Instant::now() + pause;
         if progress && (i % 256 == 0 || i + 1 == datagrams.len()) {
             bar(i + 1, datagrams.len());
@@ -177,10 +187,14 @@ pub fn run(a: MulticastArgs) -> Result<ExitCode> {
         eprintln!();
     }
     let c = injector.counts();
+    let to = if a.by_channel {
+        format!("{} groups from {}", senders.groups(), a.group)
+    } else {
+        a.group.to_string()
+    };
     eprintln!(
-        "sent {} packets, {bytes} bytes to {} in {:.3} s (from {} packets in {}; dropped {}, duplicated {}, reordered {}, corrupted {})",
+        "sent {} packets, {bytes} bytes to {to} in {:.3} s (from {} packets in {}; dropped {}, duplicated {}, reordered {}, corrupted {})",
         datagrams.len(),
-        a.group,
         start.elapsed().as_secs_f64(),
         packets.len(),
         a.file.display(),
@@ -190,6 +204,69 @@ pub fn run(a: MulticastArgs) -> Result<ExitCode> {
         c.corrupted
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Bytes of the OPRA-like packet header: sequence number, then channel number.
+const CHANNEL_HEADER_LEN: usize = 6;
+
+/// The sender of each group: one, or one per channel (opened when its first packet comes).
+struct Senders {
+    base: SocketAddrV4,
+    interface: Ipv4Addr,
+    ttl: u32,
+    by_channel: bool,
+    /// Indexed by channel number; index 0 alone without channels.
+    open: Vec<Option<McastSender>>,
+}
+
+impl Senders {
+    fn new(a: &MulticastArgs) -> Result<Self> {
+        let mut s = Senders {
+            base: a.group,
+            interface: a.interface,
+            ttl: a.ttl,
+            by_channel: a.by_channel,
+            open: Vec::new(),
+        };
+        if !a.by_channel {
+            s.open.push(Some(s.open_group(a.group)?));
+        }
+        Ok(s)
+    }
+
+    fn open_group(&self, group: SocketAddrV4) -> Result<McastSender> {
+        McastSender::new(group, self.interface, self.ttl, true)
+            .with_context(|| format!("opening the multicast sender to {group}"))
+    }
+
+    /// The sender for datagram `d` (the `i`th).
+    fn for_packet(&mut self, d: &[u8], i: usize) -> Result<&McastSender> {
+        let channel = if self.by_channel {
+            match d.get(4..CHANNEL_HEADER_LEN) {
+                Some(c) => u16::from_le_bytes([c[0], c[1]]),
+                None => bail!(
+                    "packet {i} has {} bytes: too short for a channel number (--by-channel)",
+                    d.len()
+                ),
+            }
+        } else {
+            0
+        };
+        let c = channel as usize;
+        if self.open.len() <= c {
+            self.open.resize_with(c + 1, || None);
+        }
+        if self.open[c].is_none() {
+            let group = fastfeed_net::channel_group(self.base, channel)
+                .with_context(|| format!("the group of channel {channel}"))?;
+            self.open[c] = Some(self.open_group(group)?);
+        }
+        Ok(self.open[c].as_ref().expect("opened above"))
+    }
+
+    fn groups(&self) -> usize {
+        self.open.iter().flatten().count()
+    }
 }
 
 fn bar(done: usize, total: usize) {

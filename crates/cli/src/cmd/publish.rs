@@ -12,7 +12,7 @@ use fastfeed_bus::Bus;
 use fastfeed_bus_shm::ShmBus;
 use fastfeed_net::McastReceiver;
 use fastfeed_packet::len32le_packets;
-use fastfeed_publish::{DecodingPublisher, PublisherOptions, HEARTBEAT};
+use fastfeed_publish::{DecodingPublisher, PacketHeader, PublisherOptions, HEARTBEAT};
 
 use super::bus::{BusKind, ZenohArgs};
 use super::generate::DataSet;
@@ -85,6 +85,16 @@ pub struct PublishArgs {
     /// scheduler.
     #[arg(long, value_enum, default_value_t = IdleWait::Spin)]
     pub idle_wait: IdleWait,
+    /// Packets carry a channel number after their sequence number (the 6-byte header of
+    /// `fastfeed generate opra`), channels 0..N, channel C on group -g plus C: each channel
+    /// its own sequence and Done. `publish opra` takes 24 unless told.
+    #[arg(long)]
+    pub channels: Option<u16>,
+    /// With channels: decode them on this many threads, channel C on thread C mod N, each
+    /// pinned to its own core with its own sockets, decoder and bus publisher (default:
+    /// the cores there are, at most one per channel).
+    #[arg(long)]
+    pub threads: Option<usize>,
 }
 
 /// How the publisher waits for the next packet.
@@ -98,7 +108,7 @@ pub enum IdleWait {
 
 /// `--first-seq`: a number, or "any".
 #[derive(Clone, Copy, Debug)]
-pub struct FirstSeq(Option<u64>);
+pub struct FirstSeq(pub Option<u64>);
 
 fn first_seq(s: &str) -> Result<FirstSeq, String> {
     if s == "any" {
@@ -109,12 +119,18 @@ fn first_seq(s: &str) -> Result<FirstSeq, String> {
         .map_err(|_| format!("expected a packet sequence number or \"any\", not {s:?}"))
 }
 
+/// Channels of `publish opra` when --channels is not given: `generate opra`'s default.
+const OPRA_CHANNELS: u16 = 24;
+
 pub fn run(a: PublishArgs) -> Result<ExitCode> {
-    if a.data == DataSet::Opra && a.templates.is_none() {
-        bail!(
-            "opra packets carry a 6-byte header (sequence, channel) and one channel per \
-             stream: the publisher takes simple or complex data"
-        );
+    let channels = match a.channels {
+        Some(0) => bail!("--channels takes at least 1"),
+        Some(n) => Some(n),
+        None if a.data == DataSet::Opra && a.templates.is_none() => Some(OPRA_CHANNELS),
+        None => None,
+    };
+    if a.threads.is_some() && channels.is_none() {
+        bail!("--threads splits channels over threads: give --channels too (or `publish opra`)");
     }
     for (flag, path) in [
         ("--report-json", &a.report_json),
@@ -126,6 +142,14 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
         }
     }
     signals::install();
+    if let Some(channels) = channels {
+        let threads = match a.threads {
+            Some(0) => bail!("--threads takes at least 1"),
+            Some(t) => t.min(channels as usize),
+            None => fastfeed_net::affinity::cores().min(channels as usize),
+        };
+        return super::publish_channels::run(&a, channels, threads);
+    }
     match a.bus {
         BusKind::Shm => run_on(
             &ShmBus::new(&a.feed).context("opening the shared-memory bus")?,
@@ -136,10 +160,7 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
 }
 
 fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
-    let templates = match &a.templates {
-        Some(p) => input::templates(p, true)?,
-        None => a.data.templates(),
-    };
+    let templates = templates(a)?;
     let opts = PublisherOptions {
         empty_builder: a.empty_builder,
         echo: !a.no_echo && !a.empty_builder,
@@ -149,6 +170,8 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
             express: a.express,
             ..Default::default()
         },
+        channels: None,
+        group: Default::default(),
     };
     let mut p = DecodingPublisher::new(bus, templates, opts)?;
     // Two publishers on one feed would mix their records at every subscriber.
@@ -242,6 +265,14 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    })
+}
+
+/// The templates to decode with: --templates, or the data set's.
+pub(super) fn templates(a: &PublishArgs) -> Result<std::sync::Arc<fastfeed_codec::Templates>> {
+    Ok(match &a.templates {
+        Some(p) => input::templates(p, true)?,
+        None => a.data.templates(),
     })
 }
 
@@ -342,10 +373,10 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<Sock
 
 /// With `--idle-wait block`: how long the publisher spins for a packet's echoes once they
 /// stop coming (a filtered subscriber never echoes some records).
-const ECHO_QUIET: Duration = Duration::from_micros(300);
+pub(super) const ECHO_QUIET: Duration = Duration::from_micros(300);
 
 /// Tells a supervising process (the demo) that the receiver is open.
-fn announce_ready() -> Result<()> {
+pub(super) fn announce_ready() -> Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "ready")?;
     out.flush()?;
@@ -357,7 +388,7 @@ const ERRORS_SHOWN: usize = 20;
 /// Missing packet ranges named in the text report (the JSON report has them all).
 const RANGES_SHOWN: usize = 10;
 
-fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> String {
+pub(super) fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> String {
     let c = &p.counters;
     let s = &c.packets;
     let mut out = String::new();
@@ -367,6 +398,13 @@ fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> String {
         "packets: received {}, accepted {}, decoded {}, rejected {}",
         s.received, s.accepted, c.packets_decoded, c.packets_rejected
     );
+    if c.packets_foreign > 0 {
+        let _ = writeln!(
+            out,
+            "  {} datagrams of channels this publisher does not take",
+            c.packets_foreign
+        );
+    }
     if c.packets_short > 0 {
         let _ = writeln!(
             out,
@@ -380,8 +418,13 @@ fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> String {
         s.gaps, s.gap_packets, s.late, s.missing, s.duplicates, s.stale
     );
     let ranges = p.missing_ranges();
-    for (a, b) in ranges.iter().take(RANGES_SHOWN) {
-        let _ = writeln!(out, "  missing packets {a}..={b}");
+    let by_channel = p.header() == PacketHeader::SequenceChannel;
+    for (c, a, b) in ranges.iter().take(RANGES_SHOWN) {
+        if by_channel {
+            let _ = writeln!(out, "  missing packets {a}..={b} of channel {c}");
+        } else {
+            let _ = writeln!(out, "  missing packets {a}..={b}");
+        }
     }
     if ranges.len() > RANGES_SHOWN {
         let _ = writeln!(

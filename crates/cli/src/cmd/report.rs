@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 use fastfeed_bus::Bus;
-use fastfeed_publish::{DecodingPublisher, Rejection, SubscriberReport};
+use fastfeed_publish::{DecodingPublisher, PacketHeader, Rejection, SubscriberReport};
 use serde_json::{json, Map, Value};
 
 /// The publisher's counters. Reconciled: `packets.received = accepted + duplicates + stale`,
@@ -29,12 +29,13 @@ pub fn publisher<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> Value {
             "decoded": c.packets_decoded,
             "rejected": c.packets_rejected,
             "short": c.packets_short,
+            "foreign": c.packets_foreign,
             "gaps": s.gaps,
             "gap_packets": s.gap_packets,
             "missing": s.missing,
             "given_up": s.given_up,
         },
-        "missing_ranges": p.missing_ranges().iter().map(|&(a, b)| json!([a, b])).collect::<Vec<_>>(),
+        "missing_ranges": missing_ranges(p),
         "rejected": c.errors.iter().map(rejection).collect::<Vec<_>>(),
         "rejected_not_listed": c.packets_rejected - c.errors.len() as u64,
         "messages": c.messages,
@@ -55,6 +56,22 @@ pub fn publisher<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> Value {
             "round_trip": stage(&p.round_trip),
         },
     })
+}
+
+/// The packets never received: `[first, last]` on a single stream, `[channel, first, last]`
+/// when packets carry channel numbers.
+fn missing_ranges<B: Bus>(p: &DecodingPublisher<B>) -> Vec<Value> {
+    let by_channel = p.header() == PacketHeader::SequenceChannel;
+    p.missing_ranges()
+        .into_iter()
+        .map(|(c, a, b)| {
+            if by_channel {
+                json!([c, a, b])
+            } else {
+                json!([a, b])
+            }
+        })
+        .collect()
 }
 
 /// A stage's distribution in microseconds, and its total time in milliseconds: what a test
@@ -109,6 +126,7 @@ pub fn subscriber(r: &SubscriberReport) -> Value {
         "done_seen": r.done_seen,
         "complete": r.complete,
         "publishers": r.publishers,
+        "mixed": r.mixed,
         "interrupted": r.interrupted,
         "per_type": per_type,
     })

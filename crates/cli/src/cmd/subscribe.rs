@@ -186,7 +186,7 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         report.echoed,
         if report.complete {
             "seen, all records accounted for"
-        } else if report.publishers.len() > 1 {
+        } else if report.mixed {
             "seen, but records of several publishers mixed"
         } else if report.done_seen {
             "seen, records missing"
@@ -194,7 +194,7 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
             "NOT seen"
         }
     )?;
-    if report.publishers.len() > 1 {
+    if report.mixed {
         let ids: Vec<String> = report.publishers.iter().map(u32::to_string).collect();
         writeln!(
             out,

@@ -1,0 +1,375 @@
+//! `fastfeed publish` on a many-channel feed (`publish opra`, or `--channels N`): channel C
+//! arrives on its own multicast group (-g plus C), and the channels are split over threads,
+//! channel C on thread C mod T. Each thread is pinned to its own core and owns everything on
+//! its hot path: its sockets, decoder, converter and bus publisher (a bus node of its own).
+//! The threads are one publisher group on the feed: partners, not rivals, and subscribers
+//! wait for every thread's Done.
+
+use std::net::SocketAddrV4;
+use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{mpsc, Arc};
+use std::time::{Duration, Instant};
+
+use anyhow::{bail, Context, Result};
+use fastfeed_bus::Bus;
+use fastfeed_bus_shm::ShmBus;
+use fastfeed_net::{channel_group, Lines};
+use fastfeed_packet::len32le_packets;
+use fastfeed_publish::{DecodingPublisher, Group, PublisherOptions, HEARTBEAT};
+use serde_json::{json, Value};
+
+use super::bus::BusKind;
+use super::publish::{announce_ready, report, templates, IdleWait, PublishArgs, ECHO_QUIET};
+use crate::{input, signals};
+
+/// What one channel thread did, for the report.
+struct ThreadOutcome {
+    thread: usize,
+    core: std::result::Result<usize, String>,
+    channels: Vec<u16>,
+    not_done: Vec<u16>,
+    messages: u64,
+    records: u64,
+    first_last: Option<(Instant, Instant)>,
+    kernel_drops: Option<u64>,
+    text: String,
+    json: Value,
+}
+
+/// What every thread shares, read-only.
+struct Shared {
+    args: PublishArgs,
+    templates: Arc<fastfeed_codec::Templates>,
+    group: Group,
+    /// The packet file (-f), read once.
+    file: Option<Vec<u8>>,
+    /// Set when a thread failed: the others stop.
+    abort: AtomicBool,
+}
+
+pub fn run(a: &PublishArgs, channels: u16, threads: usize) -> Result<ExitCode> {
+    let shared = Arc::new(Shared {
+        args: a.clone(),
+        templates: templates(a)?,
+        group: Group::new(threads as u32),
+        file: a.file.as_deref().map(input::bytes).transpose()?,
+        abort: AtomicBool::new(false),
+    });
+    let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
+    let mut handles = Vec::with_capacity(threads);
+    for t in 0..threads {
+        let mine: Vec<u16> = (0..channels)
+            .filter(|c| *c as usize % threads == t)
+            .collect();
+        let shared = shared.clone();
+        let ready = ready_tx.clone();
+        let h = std::thread::Builder::new()
+            .name(format!("channels-{t}"))
+            .spawn(move || {
+                let r = channel_thread(t, mine, &shared, &ready);
+                if let Err(e) = &r {
+                    shared.abort.store(true, Ordering::Relaxed);
+                    // Only heard while the main thread waits for the threads to be ready.
+                    let _ = ready.send(Err(format!("{e:#}")));
+                }
+                r
+            })
+            .context("starting a channel thread")?;
+        handles.push(h);
+    }
+    drop(ready_tx);
+    let mut failed = None;
+    for _ in 0..threads {
+        match ready_rx.recv() {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => {
+                failed = Some(e);
+                break;
+            }
+            Err(_) => break,
+        }
+    }
+    if failed.is_none() {
+        announce_ready()?;
+    }
+    let mut outcomes = Vec::with_capacity(threads);
+    let mut errors = Vec::new();
+    for h in handles {
+        match h.join() {
+            Ok(Ok(o)) => outcomes.push(o),
+            Ok(Err(e)) => errors.push(format!("{e:#}")),
+            Err(_) => errors.push("a channel thread panicked".to_string()),
+        }
+    }
+    if let Some(e) = errors.first().or(failed.as_ref()) {
+        bail!("{e}");
+    }
+    print!("{}", text(&outcomes, channels));
+    if let Some(path) = &a.report_json {
+        super::report::write(path, &json(&outcomes, channels))?;
+    }
+    Ok(if signals::stopped() {
+        signals::exit_code()
+    } else if outcomes.iter().all(|o| o.not_done.is_empty()) {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// One thread: pins itself, opens its bus, serves its channels.
+fn channel_thread(
+    t: usize,
+    mine: Vec<u16>,
+    shared: &Shared,
+    ready: &mpsc::Sender<Result<(), String>>,
+) -> Result<ThreadOutcome> {
+    let core = fastfeed_net::affinity::pin_current_thread(t).map_err(|e| e.to_string());
+    let a = &shared.args;
+    match a.bus {
+        BusKind::Shm => {
+            let bus = ShmBus::new(&a.feed).context("opening the shared-memory bus")?;
+            serve(&bus, t, core, mine, shared, ready)
+        }
+        BusKind::Zenoh => serve(&a.zenoh.open(&a.feed)?, t, core, mine, shared, ready),
+    }
+}
+
+fn serve<B: Bus>(
+    bus: &B,
+    t: usize,
+    core: std::result::Result<usize, String>,
+    mine: Vec<u16>,
+    shared: &Shared,
+    ready: &mpsc::Sender<Result<(), String>>,
+) -> Result<ThreadOutcome> {
+    let a = &shared.args;
+    let opts = PublisherOptions {
+        empty_builder: a.empty_builder,
+        echo: !a.no_echo && !a.empty_builder,
+        first_seq: a.first_seq.0,
+        warmup: a.warmup,
+        qos: fastfeed_bus::PublisherQos {
+            express: a.express,
+            ..Default::default()
+        },
+        channels: Some(mine.clone()),
+        group: shared.group,
+    };
+    let mut p = DecodingPublisher::new(bus, shared.templates.clone(), opts)?;
+    if let Some(id) = p.wait_alone(HEARTBEAT * 2)? {
+        bail!(
+            "another publisher (id {id}) is already on feed {:?}: subscribers would get both \
+             publishers' records mixed; stop it, or give this one another --feed",
+            a.feed
+        );
+    }
+    if a.wait_subscribers > 0 {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while p.subscribers()? < a.wait_subscribers && Instant::now() < deadline && !stop(shared) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let mut kernel_drops = None;
+    let mut socket = Value::Null;
+    match &shared.file {
+        Some(data) => {
+            let _ = ready.send(Ok(()));
+            from_file(&mut p, data, &mine, t == 0, shared)?;
+        }
+        None => {
+            let groups = mine
+                .iter()
+                .map(|&c| channel_group(a.group, c))
+                .collect::<Result<Vec<SocketAddrV4>, _>>()?;
+            let mut lines = Lines::join(&groups, a.interface)
+                .with_context(|| format!("joining the groups of channels {mine:?}"))?;
+            let _ = ready.send(Ok(()));
+            receive(&mut p, &mut lines, shared)?;
+            let rx = lines.receivers();
+            kernel_drops = rx.iter().map(|r| r.kernel_drops()).sum();
+            socket = json!({
+                "groups": groups.iter().map(|g| g.to_string()).collect::<Vec<_>>(),
+                "recv_buffer_granted": rx.first().map(|r| r.recv_buffer_size()),
+                "kernel_drops": kernel_drops,
+            });
+        }
+    }
+    let elapsed = p.elapsed();
+    if !signals::stopped() && !shared.abort.load(Ordering::Relaxed) {
+        p.finish(Duration::from_secs(5))?;
+        if a.bus == BusKind::Zenoh {
+            p.wait_for_byes(Duration::from_secs(15))?;
+        }
+    }
+    let mut js = super::report::publisher(&p, elapsed);
+    js["thread"] = t.into();
+    js["core"] = core.clone().map_or(Value::Null, Value::from);
+    js["channels"] = json!(mine);
+    js["socket"] = socket;
+    let (_, not_done) = p.channels();
+    Ok(ThreadOutcome {
+        thread: t,
+        core,
+        channels: mine,
+        not_done,
+        messages: p.counters.messages,
+        records: p.counters.records,
+        first_last: p.first_last_packet(),
+        kernel_drops,
+        text: report(&p, elapsed),
+        json: js,
+    })
+}
+
+fn stop(shared: &Shared) -> bool {
+    signals::stopped() || shared.abort.load(Ordering::Relaxed)
+}
+
+/// The file's packets of this thread's channels (and, on thread 0, those too short to
+/// carry a channel number, so each is counted once).
+fn from_file<B: Bus>(
+    p: &mut DecodingPublisher<B>,
+    data: &[u8],
+    mine: &[u16],
+    first: bool,
+    shared: &Shared,
+) -> Result<()> {
+    for packet in len32le_packets(data) {
+        if stop(shared) {
+            break;
+        }
+        let bytes = packet.context("reading the packet file")?.bytes;
+        let ours = match bytes.get(4..6) {
+            Some(c) => mine.contains(&u16::from_le_bytes([c[0], c[1]])),
+            None => first,
+        };
+        if ours {
+            p.on_packet(bytes)?;
+        }
+    }
+    Ok(())
+}
+
+/// Takes packets from the thread's groups until every channel's Done and then quiet for the
+/// linger time, or until no packet came for the idle timeout.
+fn receive<B: Bus>(p: &mut DecodingPublisher<B>, lines: &mut Lines, shared: &Shared) -> Result<()> {
+    let a = &shared.args;
+    let block = a.idle_wait == IdleWait::Block;
+    let idle = Duration::from_secs(a.idle_timeout);
+    let linger = Duration::from_millis(a.linger_ms);
+    let mut buf = vec![0u8; 65536];
+    let mut last = Instant::now();
+    while !stop(shared) {
+        match lines.try_recv(&mut buf).context("receiving")? {
+            Some((_, n)) => {
+                last = Instant::now();
+                p.on_packet(&buf[..n])?;
+                if block {
+                    p.await_echoes(ECHO_QUIET)?;
+                }
+            }
+            None => {
+                p.poll_echoes()?;
+                if p.counters.done && last.elapsed() >= linger {
+                    break;
+                }
+                if last.elapsed() > idle {
+                    let (_, not_done) = p.channels();
+                    eprintln!(
+                        "no packet for {} s and no Done on channels {not_done:?}: stopping",
+                        a.idle_timeout
+                    );
+                    break;
+                }
+                if block {
+                    lines.wait(Duration::from_millis(1))?;
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// First to last packet over all threads.
+fn span(outcomes: &[ThreadOutcome]) -> Duration {
+    let first = outcomes
+        .iter()
+        .filter_map(|o| o.first_last)
+        .map(|f| f.0)
+        .min();
+    let last = outcomes
+        .iter()
+        .filter_map(|o| o.first_last)
+        .map(|f| f.1)
+        .max();
+    match (first, last) {
+        (Some(a), Some(b)) => b - a,
+        _ => Duration::ZERO,
+    }
+}
+
+fn text(outcomes: &[ThreadOutcome], channels: u16) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    for o in outcomes {
+        let core = match &o.core {
+            Ok(c) => format!("core {c}"),
+            Err(e) => format!("not pinned: {e}"),
+        };
+        let _ = writeln!(
+            out,
+            "== thread {} ({core}), channels {:?}",
+            o.thread, o.channels
+        );
+        out.push_str(&o.text);
+    }
+    let messages: u64 = outcomes.iter().map(|o| o.messages).sum();
+    let records: u64 = outcomes.iter().map(|o| o.records).sum();
+    let not_done: Vec<u16> = outcomes.iter().flat_map(|o| o.not_done.clone()).collect();
+    let secs = span(outcomes).as_secs_f64();
+    let _ = writeln!(
+        out,
+        "== all {} threads, {channels} channels: messages {messages}, records {records}, \
+         Done {}",
+        outcomes.len(),
+        if not_done.is_empty() {
+            "seen on every channel".to_string()
+        } else {
+            format!("NOT seen on channels {not_done:?}")
+        }
+    );
+    if secs > 0.0 {
+        let _ = writeln!(
+            out,
+            "first to last packet over all threads: {:.1} ms, {:.0} messages/s",
+            secs * 1e3,
+            messages as f64 / secs
+        );
+    }
+    let drops: Option<u64> = outcomes.iter().map(|o| o.kernel_drops).sum();
+    if let Some(d) = drops {
+        let _ = writeln!(out, "datagrams dropped by the kernel, all sockets: {d}");
+    }
+    out
+}
+
+fn json(outcomes: &[ThreadOutcome], channels: u16) -> Value {
+    let messages: u64 = outcomes.iter().map(|o| o.messages).sum();
+    let records: u64 = outcomes.iter().map(|o| o.records).sum();
+    let not_done: Vec<u16> = outcomes.iter().flat_map(|o| o.not_done.clone()).collect();
+    let drops: Option<u64> = outcomes.iter().map(|o| o.kernel_drops).sum();
+    json!({
+        "channels": channels,
+        "threads": outcomes.iter().map(|o| o.json.clone()).collect::<Vec<_>>(),
+        "messages": messages,
+        "records": records,
+        "done": not_done.is_empty(),
+        "channels_not_done": not_done,
+        "first_to_last_packet_ms": span(outcomes).as_secs_f64() * 1e3,
+        "kernel_drops": drops,
+    })
+}
