@@ -149,6 +149,30 @@ def quote_request(b):
             "quote_req_id": text(req_id), "part": part, "parts": parts, "RelatedSym": entries}
 
 
+# The OPRA-like options: eight 32-bit words (OptionQuote's eighth is padding), then Decs.
+OPTION_QUOTE = struct.Struct("<IIIIIII4xqi4xqi4x")
+OPTION_TRADE = struct.Struct("<IIIIIIIIqi4x")
+OPTION_HEAD = ("series_id", "msg_seq_num", "time", "participant")
+
+
+def option_quote(b):
+    *head, bid_size, ask_size, channel, bid_m, bid_e, ask_m, ask_e = OPTION_QUOTE.unpack(b)
+    r = dict(zip(OPTION_HEAD, head))
+    r.update(bid_size=bid_size, ask_size=ask_size, channel=channel, bid=Dec(bid_m, bid_e),
+             ask=Dec(ask_m, ask_e))
+    return r
+
+
+def option_trade(b):
+    *head, volume, condition, channel, bits, price_m, price_e = OPTION_TRADE.unpack(b)
+    r = dict(zip(OPTION_HEAD, head))
+    r["volume"] = volume
+    if bits & 1:  # TradeCondition was in the message; left out when absent
+        r["condition"] = condition
+    r.update(channel=channel, price=Dec(price_m, price_e))
+    return r
+
+
 # type name -> (layout version, record size, decoder); LAYOUT.md's table.
 RECORDS = {
     "quote": (1, 28, simple(False)),
@@ -157,6 +181,8 @@ RECORDS = {
     "remove": (1, 20, remove),
     "marketdata": (1, 920, market_data),
     "quoterequest": (1, 252, quote_request),
+    "optionquote": (1, 64, option_quote),
+    "optiontrade": (1, 48, option_trade),
 }
 BY_TAG = {type_tag(name): (name, *spec) for name, spec in RECORDS.items()}
 CONTROL_TAG, ECHO_TAG = type_tag("control"), type_tag("echo")

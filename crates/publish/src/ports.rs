@@ -4,7 +4,9 @@ use fastfeed_bus::{
     Bus, BusError, Control, Counters, EnvelopeHeader, Publisher, PublisherQos, Record as BusRecord,
     Securities, Sender, Subscriber, SubscriberQos,
 };
-use fastfeed_records::{Change, MarketData, New, Quote, QuoteRequest, Record, Remove};
+use fastfeed_records::{
+    Change, MarketData, New, OptionQuote, OptionTrade, Quote, QuoteRequest, Record, Remove,
+};
 
 macro_rules! for_each_type {
     ($m:ident) => {
@@ -14,6 +16,8 @@ macro_rules! for_each_type {
         $m!(remove, Remove);
         $m!(marketdata, MarketData);
         $m!(quoterequest, QuoteRequest);
+        $m!(optionquote, OptionQuote);
+        $m!(optiontrade, OptionTrade);
     };
 }
 
@@ -25,6 +29,8 @@ pub struct RecordPublishers<B: Bus> {
     remove: B::Publisher<Remove>,
     marketdata: B::Publisher<MarketData>,
     quoterequest: B::Publisher<QuoteRequest>,
+    optionquote: B::Publisher<OptionQuote>,
+    optiontrade: B::Publisher<OptionTrade>,
 }
 
 impl<B: Bus> RecordPublishers<B> {
@@ -36,6 +42,8 @@ impl<B: Bus> RecordPublishers<B> {
             remove: bus.publisher(qos)?,
             marketdata: bus.publisher(qos)?,
             quoterequest: bus.publisher(qos)?,
+            optionquote: bus.publisher(qos)?,
+            optiontrade: bus.publisher(qos)?,
         })
     }
 
@@ -48,6 +56,8 @@ impl<B: Bus> RecordPublishers<B> {
             Record::Remove(x) => self.remove.publish(x),
             Record::MarketData(x) => self.marketdata.publish(x),
             Record::QuoteRequest(x) => self.quoterequest.publish(x),
+            Record::OptionQuote(x) => self.optionquote.publish(x),
+            Record::OptionTrade(x) => self.optiontrade.publish(x),
             Record::Done => return Ok(()),
         }
         .map(|_| ())
@@ -97,6 +107,8 @@ pub struct RecordSubscribers<B: Bus> {
     pub remove: B::Subscriber<Remove>,
     pub marketdata: B::Subscriber<MarketData>,
     pub quoterequest: B::Subscriber<QuoteRequest>,
+    pub optionquote: B::Subscriber<OptionQuote>,
+    pub optiontrade: B::Subscriber<OptionTrade>,
 }
 
 /// What a drained envelope said besides its record.
@@ -117,6 +129,8 @@ impl<B: Bus> RecordSubscribers<B> {
             remove: bus.subscriber(securities.clone(), qos)?,
             marketdata: bus.subscriber(securities.clone(), qos)?,
             quoterequest: bus.subscriber(securities.clone(), qos)?,
+            optionquote: bus.subscriber(securities.clone(), qos)?,
+            optiontrade: bus.subscriber(securities.clone(), qos)?,
         })
     }
 
@@ -195,5 +209,66 @@ impl<B: Bus> RecordSubscribers<B> {
         }
         for_each_type!(add);
         t
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use fastfeed_bus::{LocalBus, PublisherQos, Securities, SubscriberQos};
+    use fastfeed_records::{Dec, OptionQuote, OptionTrade, Record};
+
+    use super::*;
+
+    /// The option types have ports of their own: published, filtered by series, drained and
+    /// counted like the others.
+    #[test]
+    fn option_records_travel_on_their_own_topics() {
+        let bus = LocalBus::new("ports").unwrap();
+        let mut subs = RecordSubscribers::new(
+            &bus.join(),
+            &Securities::Only(vec![7]),
+            &SubscriberQos::default(),
+        )
+        .unwrap();
+        let mut pubs = RecordPublishers::new(&bus, &PublisherQos::default()).unwrap();
+        let quote = |series_id| OptionQuote {
+            series_id,
+            channel: 3,
+            bid: Dec::new(125, -2),
+            ..OptionQuote::default()
+        };
+        let trade = OptionTrade {
+            series_id: 7,
+            volume: 5,
+            ..OptionTrade::default()
+        };
+        for r in [
+            Record::OptionQuote(quote(7)),
+            Record::OptionQuote(quote(8)),
+            Record::OptionTrade(trade),
+            Record::Done,
+        ] {
+            pubs.publish(&r).unwrap();
+        }
+        let published = pubs.published();
+        assert!(published.contains(&("optionquote", 2)), "{published:?}");
+        assert!(published.contains(&("optiontrade", 1)), "{published:?}");
+        let mut got = Vec::new();
+        subs.drain(|r, d| got.push((r, d.type_tag))).unwrap();
+        assert_eq!(
+            got,
+            [
+                (Record::OptionQuote(quote(7)), OptionQuote::type_tag()),
+                (Record::OptionTrade(trade), OptionTrade::type_tag()),
+            ]
+        );
+        let names: Vec<_> = subs.per_type().iter().map(|t| t.0).collect();
+        assert_eq!(
+            names.len(),
+            Record::TYPE_NAMES.len() - 1,
+            "every type but done"
+        );
+        assert!(names.contains(&"optionquote") && names.contains(&"optiontrade"));
+        assert_eq!(subs.totals(), (2, 1, 0));
     }
 }

@@ -5,7 +5,8 @@
 use fastfeed_codec::template::Instr;
 use fastfeed_codec::{CodecError, Decoder, FieldValue, Handler, Template, Templates};
 
-use crate::map::{bytes, md_field, rs_field, uint, Map, Target, Top, NO_FIELD};
+use crate::map::{bytes, dec, md_field, rs_field, uint, Map, Target, Top, NO_FIELD};
+use crate::option::{OptionQuote, OptionTrade};
 use crate::records::*;
 
 /// Counters over the converter's life.
@@ -38,6 +39,12 @@ pub struct Converter {
     price: u32,
     md: MarketData,
     qr: QuoteRequest,
+    /// The option message being decoded: an OptionQuote's fields, and an OptionTrade's
+    /// header (sequence, time, participant, series), which `finish` copies into `ot`.
+    oq: OptionQuote,
+    ot: OptionTrade,
+    /// What the next option records carry as `channel` ([`Converter::set_channel`]).
+    channel: u32,
     md_entries: Vec<MdEntry>,
     rs_entries: Vec<RelatedSym>,
     securities: Vec<u32>,
@@ -50,8 +57,10 @@ const NO_MAP: u16 = u16::MAX;
 const DENSE_LIMIT: u32 = 4096;
 
 impl Converter {
-    /// Recognizes templates by name: Quote, New, Change, Remove, MarketData, QuoteRequest and
-    /// Done (or id 99). Others decode to no record.
+    /// Recognizes templates by name: Quote, New, Change, Remove, MarketData, QuoteRequest,
+    /// the OPRA-like OptionQuote and OptionTrade, and Done (or id 99). Others decode to no
+    /// record and are counted in [`ConvertStats::unknown`]: among them the OPRA-like
+    /// OpenInterest, SeriesStatus and Heartbeat, which no record type carries.
     pub fn new(templates: &Templates) -> Self {
         let mut maps = Vec::new();
         let mut by_id = Vec::new();
@@ -77,6 +86,9 @@ impl Converter {
             price: 0,
             md: MarketData::default(),
             qr: QuoteRequest::default(),
+            oq: OptionQuote::default(),
+            ot: OptionTrade::default(),
+            channel: 0,
             // Room for typical messages up front; larger ones grow the buffers once.
             md_entries: Vec::with_capacity(64),
             rs_entries: Vec::with_capacity(16),
@@ -108,6 +120,13 @@ impl Converter {
     /// The records of the last message, when the converter is handed to a decoder directly.
     pub fn records(&self) -> &[Record] {
         &self.records
+    }
+
+    /// The channel number the following option records carry (0 until set): the OPRA-like
+    /// feed's channels are separate packet streams, so the caller sets it per packet from the
+    /// packet's header.
+    pub fn set_channel(&mut self, channel: u32) {
+        self.channel = channel;
     }
 
     /// Whether a Done message has been seen.
@@ -147,6 +166,20 @@ impl Converter {
                 if !self.qr.quote_req_id.set(bytes(&v)) {
                     self.stats.truncated += 1;
                 }
+            }
+            Top::OptSeqNum => self.oq.msg_seq_num = uint(v) as u32,
+            Top::OptTime => self.oq.time = uint(v) as u32,
+            Top::Participant => self.oq.participant = uint(v) as u32,
+            Top::SeriesId => self.oq.series_id = uint(v) as u32,
+            Top::BidPrice => self.oq.bid = dec(v),
+            Top::BidSize => self.oq.bid_size = uint(v) as u32,
+            Top::AskPrice => self.oq.ask = dec(v),
+            Top::AskSize => self.oq.ask_size = uint(v) as u32,
+            Top::TradePrice => self.ot.price = dec(v),
+            Top::TradeVolume => self.ot.volume = uint(v) as u32,
+            Top::TradeCondition => {
+                self.ot.condition = uint(v) as u32;
+                self.ot.present |= OptionTrade::CONDITION;
             }
         }
     }
@@ -210,6 +243,21 @@ impl Converter {
             Target::Done => {
                 self.done = true;
                 Record::Done
+            }
+            Target::OptionQuote => Record::OptionQuote(OptionQuote {
+                channel: self.channel,
+                ..self.oq
+            }),
+            Target::OptionTrade => {
+                let h = &self.oq;
+                Record::OptionTrade(OptionTrade {
+                    series_id: h.series_id,
+                    msg_seq_num: h.msg_seq_num,
+                    time: h.time,
+                    participant: h.participant,
+                    channel: self.channel,
+                    ..self.ot
+                })
             }
             Target::MarketData => return self.split_market_data(),
             Target::QuoteRequest => return self.split_quote_request(),
@@ -307,6 +355,8 @@ impl Handler for Converter {
         (self.volume, self.price) = (0, 0);
         self.md = MarketData::default();
         self.qr = QuoteRequest::default();
+        self.oq = OptionQuote::default();
+        self.ot = OptionTrade::default();
         self.md_entries.clear();
         self.rs_entries.clear();
     }

@@ -1,13 +1,17 @@
 //! A record as a JSON object, for `subscribe --print` and `--dump` (JSON Lines): the type
 //! under `"type"`, then its fields; MarketData and QuoteRequest entries by their template
-//! field names, absent optional fields left out; decimals as exact JSON numbers
-//! (`13331e+1`, as `decode` writes them), never through binary floating point.
+//! field names, absent optional fields left out (so is an OptionTrade's `condition` when the
+//! message had none: `present` is not written, the key's presence says it); the rest in layout
+//! order, padding left out; decimals as exact JSON numbers (`13331e+1`, as `decode` writes
+//! them), never through binary floating point.
 
 use std::str::FromStr;
 
 use serde_json::{json, Map, Number, Value};
 
-use crate::{Dec, MarketData, MdEntry, QuoteRequest, Record, RelatedSym, Str};
+use crate::{
+    Dec, MarketData, MdEntry, OptionQuote, OptionTrade, QuoteRequest, Record, RelatedSym, Str,
+};
 
 fn dec(d: Dec) -> Value {
     // arbitrary_precision keeps the digits as written: mantissa and exponent, exactly.
@@ -117,6 +121,39 @@ fn quote_request(r: &QuoteRequest) -> Value {
     })
 }
 
+fn option_quote(r: &OptionQuote) -> Value {
+    json!({
+        "type": "optionquote",
+        "series_id": r.series_id,
+        "msg_seq_num": r.msg_seq_num,
+        "time": r.time,
+        "participant": r.participant,
+        "bid_size": r.bid_size,
+        "ask_size": r.ask_size,
+        "channel": r.channel,
+        "bid": dec(r.bid),
+        "ask": dec(r.ask),
+    })
+}
+
+fn option_trade(r: &OptionTrade) -> Value {
+    let mut v = json!({
+        "type": "optiontrade",
+        "series_id": r.series_id,
+        "msg_seq_num": r.msg_seq_num,
+        "time": r.time,
+        "participant": r.participant,
+        "volume": r.volume,
+    });
+    let m = v.as_object_mut().expect("an object");
+    if r.has(OptionTrade::CONDITION) {
+        m.insert("condition".into(), r.condition.into());
+    }
+    m.insert("channel".into(), r.channel.into());
+    m.insert("price".into(), dec(r.price));
+    v
+}
+
 impl Record {
     /// The record as a JSON object (see the module's documentation).
     pub fn to_json(&self) -> Value {
@@ -127,6 +164,8 @@ impl Record {
             Record::Remove(r) => simple_json!(r, "remove", side),
             Record::MarketData(r) => market_data(r),
             Record::QuoteRequest(r) => quote_request(r),
+            Record::OptionQuote(r) => option_quote(r),
+            Record::OptionTrade(r) => option_trade(r),
             Record::Done => json!({ "type": "done" }),
         }
     }
@@ -166,5 +205,45 @@ mod tests {
         let v = Record::MarketData(md).to_json();
         assert_eq!(v["MDEntries"].as_array().unwrap().len(), 1);
         assert_eq!(v["MDEntries"][0].to_string(), r#"{"MDEntryPx":13331e+1}"#);
+    }
+
+    #[test]
+    fn option_records_write_every_field_with_exact_prices() {
+        let q = OptionQuote {
+            series_id: 70_001,
+            msg_seq_num: 12,
+            time: 34_200_001,
+            participant: 3,
+            bid_size: 10,
+            ask_size: 20,
+            channel: 5,
+            _pad: 0,
+            bid: Dec::new(125, -2),
+            ask: Dec::new(130, -2),
+        };
+        assert_eq!(
+            Record::OptionQuote(q).to_json().to_string(),
+            r#"{"type":"optionquote","series_id":70001,"msg_seq_num":12,"time":34200001,"participant":3,"bid_size":10,"ask_size":20,"channel":5,"bid":125e-2,"ask":130e-2}"#
+        );
+        let mut t = OptionTrade {
+            series_id: 70_002,
+            msg_seq_num: 13,
+            time: 34_200_002,
+            participant: 4,
+            volume: 7,
+            condition: 2,
+            channel: 5,
+            present: OptionTrade::CONDITION,
+            price: Dec::new(1005, -2),
+        };
+        assert_eq!(
+            Record::OptionTrade(t).to_json().to_string(),
+            r#"{"type":"optiontrade","series_id":70002,"msg_seq_num":13,"time":34200002,"participant":4,"volume":7,"condition":2,"channel":5,"price":1005e-2}"#
+        );
+        // An absent TradeCondition is left out, as absent entry fields are.
+        (t.condition, t.present) = (0, 0);
+        let v = Record::OptionTrade(t).to_json();
+        assert!(v.get("condition").is_none() && v.get("present").is_none());
+        assert_eq!(v["channel"], 5);
     }
 }

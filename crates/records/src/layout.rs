@@ -16,7 +16,7 @@ macro_rules! offsets {
 
 #[test]
 fn sizes_and_versions() {
-    let table: [(usize, usize, u16); 6] = [
+    let table: [(usize, usize, u16); 8] = [
         (
             size_of::<Quote>(),
             align_of::<Quote>(),
@@ -43,6 +43,16 @@ fn sizes_and_versions() {
             align_of::<QuoteRequest>(),
             QuoteRequest::LAYOUT_VERSION,
         ),
+        (
+            size_of::<OptionQuote>(),
+            align_of::<OptionQuote>(),
+            OptionQuote::LAYOUT_VERSION,
+        ),
+        (
+            size_of::<OptionTrade>(),
+            align_of::<OptionTrade>(),
+            OptionTrade::LAYOUT_VERSION,
+        ),
     ];
     assert_eq!(
         table,
@@ -52,7 +62,9 @@ fn sizes_and_versions() {
             (28, 4, 1),
             (20, 4, 1),
             (920, 8, 1),
-            (252, 4, 1)
+            (252, 4, 1),
+            (64, 8, 1),
+            (48, 8, 1),
         ]
     );
     assert_eq!((size_of::<Dec>(), size_of::<MdEntry>()), (16, 112));
@@ -158,6 +170,42 @@ fn complex_offsets() {
         present: 24,
         symbol: 28
     });
+}
+
+#[test]
+fn option_offsets() {
+    offsets!(OptionQuote {
+        series_id: 0,
+        msg_seq_num: 4,
+        time: 8,
+        participant: 12,
+        bid_size: 16,
+        ask_size: 20,
+        channel: 24,
+        _pad: 28,
+        bid: 32,
+        ask: 48
+    });
+    offsets!(OptionTrade {
+        series_id: 0,
+        msg_seq_num: 4,
+        time: 8,
+        participant: 12,
+        volume: 16,
+        condition: 20,
+        channel: 24,
+        present: 28,
+        price: 32
+    });
+    let t = OptionTrade {
+        series_id: 0x0403_0201,
+        price: Dec::new(-5, -2),
+        ..OptionTrade::default()
+    };
+    let b = t.as_bytes();
+    assert_eq!(&b[0..4], &[1, 2, 3, 4]);
+    assert_eq!(&b[32..40], &(-5i64).to_le_bytes());
+    assert_eq!(&b[40..44], &(-2i32).to_le_bytes());
 }
 
 /// The bytes are little-endian at the documented offsets, strings length-prefixed.

@@ -14,6 +14,8 @@ pub(crate) enum Target {
     Remove,
     MarketData,
     QuoteRequest,
+    OptionQuote,
+    OptionTrade,
     Done,
 }
 
@@ -38,6 +40,19 @@ pub(crate) enum Top {
     QuoteReqId,
     /// The sequence split per security (MDEntries or RelatedSym).
     Entries,
+    // The option templates' fields. MsgSeqNum, Time, Participant and SeriesId are shared by
+    // both and kept in the converter's OptionQuote while a message is decoded.
+    OptSeqNum,
+    OptTime,
+    Participant,
+    SeriesId,
+    BidPrice,
+    BidSize,
+    AskPrice,
+    AskSize,
+    TradePrice,
+    TradeVolume,
+    TradeCondition,
 }
 
 const TOP_NAMES: [(&str, Top); 15] = [
@@ -58,6 +73,22 @@ const TOP_NAMES: [(&str, Top); 15] = [
     ("QuoteReqID", Top::QuoteReqId),
 ];
 
+/// The option templates' names, apart from the others' so that their MsgSeqNum and the
+/// like feed the option records.
+const OPTION_NAMES: [(&str, Top); 11] = [
+    ("MsgSeqNum", Top::OptSeqNum),
+    ("Time", Top::OptTime),
+    ("Participant", Top::Participant),
+    ("SeriesId", Top::SeriesId),
+    ("BidPrice", Top::BidPrice),
+    ("BidSize", Top::BidSize),
+    ("AskPrice", Top::AskPrice),
+    ("AskSize", Top::AskSize),
+    ("TradePrice", Top::TradePrice),
+    ("TradeVolume", Top::TradeVolume),
+    ("TradeCondition", Top::TradeCondition),
+];
+
 pub(crate) const NO_FIELD: u8 = u8::MAX;
 
 pub(crate) struct Map {
@@ -76,8 +107,14 @@ impl Map {
             "Remove" => (Target::Remove, "", &[]),
             "MarketData" => (Target::MarketData, "MDEntries", &MdEntry::FIELDS),
             "QuoteRequest" => (Target::QuoteRequest, "RelatedSym", &RelatedSym::FIELDS),
+            "OptionQuote" => (Target::OptionQuote, "", &[]),
+            "OptionTrade" => (Target::OptionTrade, "", &[]),
             _ if t.name == "Done" || t.id == 99 => (Target::Done, "", &[]),
             _ => return None,
+        };
+        let names: &[(&str, Top)] = match target {
+            Target::OptionQuote | Target::OptionTrade => &OPTION_NAMES,
+            _ => &TOP_NAMES,
         };
         let mut elem = Vec::new();
         let top = t
@@ -89,7 +126,7 @@ impl Map {
                     elem = body.instrs.iter().map(|e| field_index(fields, e)).collect();
                     Top::Entries
                 }
-                Kind::Scalar(_) | Kind::SplitDecimal { .. } => TOP_NAMES
+                Kind::Scalar(_) | Kind::SplitDecimal { .. } => names
                     .iter()
                     .find(|(n, _)| *n == i.name)
                     .map_or(Top::Skip, |(_, f)| *f),

@@ -4,6 +4,8 @@ use std::fmt;
 
 use fastfeed_codec::Decimal;
 
+use crate::option::{OptionQuote, OptionTrade};
+
 /// Entries one [`MarketData`] record holds; a security with more entries in one message gets
 /// several records (`part` 0..`parts`).
 pub const MD_MAX_ENTRIES: usize = 8;
@@ -334,18 +336,22 @@ pub enum Record {
     Remove(Remove),
     MarketData(MarketData),
     QuoteRequest(QuoteRequest),
+    OptionQuote(OptionQuote),
+    OptionTrade(OptionTrade),
     Done,
 }
 
 impl Record {
     /// Every type name, Done's ("done") last.
-    pub const TYPE_NAMES: [&'static str; 7] = [
+    pub const TYPE_NAMES: [&'static str; 9] = [
         Quote::TYPE_NAME,
         New::TYPE_NAME,
         Change::TYPE_NAME,
         Remove::TYPE_NAME,
         MarketData::TYPE_NAME,
         QuoteRequest::TYPE_NAME,
+        OptionQuote::TYPE_NAME,
+        OptionTrade::TYPE_NAME,
         "done",
     ];
 
@@ -358,6 +364,8 @@ impl Record {
             Record::Remove(r) => r.security_id(),
             Record::MarketData(r) => r.security_id,
             Record::QuoteRequest(r) => r.security_id,
+            Record::OptionQuote(r) => r.series_id,
+            Record::OptionTrade(r) => r.series_id,
             Record::Done => 0,
         }
     }
@@ -370,6 +378,8 @@ impl Record {
             Record::Remove(_) => Remove::TYPE_NAME,
             Record::MarketData(_) => MarketData::TYPE_NAME,
             Record::QuoteRequest(_) => QuoteRequest::TYPE_NAME,
+            Record::OptionQuote(_) => OptionQuote::TYPE_NAME,
+            Record::OptionTrade(_) => OptionTrade::TYPE_NAME,
             Record::Done => "done",
         }
     }

@@ -28,7 +28,7 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn allocs() -> u64 {
+pub(crate) fn allocs() -> u64 {
     ALLOCS.with(|c| c.get())
 }
 
