@@ -344,7 +344,10 @@ impl<B: Bus> DecodingPublisher<B> {
         let admitted = self.channels.admit(packet);
         self.counters.packets = self.channels.counters();
         let (seq, line) = match admitted {
-            Admit::Decode { seq, line, .. } => (seq, line),
+            Admit::Decode { seq, line, channel } => {
+                self.converter.set_channel(channel as u32);
+                (seq, line)
+            }
             Admit::Short => {
                 self.counters.packets_short += 1;
                 return Ok(self.counters.done);
