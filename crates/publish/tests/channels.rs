@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use fastfeed_bus::{Bus, LocalBus, Securities, SubscriberQos};
+use fastfeed_bus::{LocalBus, Securities, SubscriberQos};
 use fastfeed_publish::{DecodingPublisher, Group, PublisherOptions, RecordSubscriber};
 use fastfeed_records::Record;
 use fastfeed_sim::{generate_opra, opra_templates, OpraConfig};
@@ -54,8 +54,14 @@ fn a_group_of_publishers_shares_a_feed() {
     // Partners hear each other and are not rivals.
     assert_eq!(a.wait_alone(Duration::from_millis(300)).unwrap(), None);
     assert_eq!(b.wait_alone(Duration::from_millis(300)).unwrap(), None);
-    assert_eq!(a.wait_for_subscribers(1, Duration::from_secs(10)).unwrap(), 1);
-    assert_eq!(b.wait_for_subscribers(1, Duration::from_secs(10)).unwrap(), 1);
+    assert_eq!(
+        a.wait_for_subscribers(1, Duration::from_secs(10)).unwrap(),
+        1
+    );
+    assert_eq!(
+        b.wait_for_subscribers(1, Duration::from_secs(10)).unwrap(),
+        1
+    );
 
     // Each takes every packet (as from a shared wire): the other's channels count apart.
     for p in &generated.packets {
@@ -65,7 +71,10 @@ fn a_group_of_publishers_shares_a_feed() {
     a.finish(Duration::from_secs(5)).unwrap();
     // The subscriber has one member's Done: it must wait for the other's records.
     std::thread::sleep(Duration::from_millis(50));
-    assert!(!sub.is_finished(), "the subscriber ended at the first member's Done");
+    assert!(
+        !sub.is_finished(),
+        "the subscriber ended at the first member's Done"
+    );
     for p in &generated.packets {
         b.on_packet(p).unwrap();
     }
