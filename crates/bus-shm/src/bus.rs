@@ -48,9 +48,11 @@ pub struct ShmConfig {
     /// Subscribers per data service (each costs `buffer_size` preallocated samples
     /// in every publisher's segment).
     pub max_subscribers: usize,
-    /// Publishers per data service (one decoder plus one spare, e.g. during restart).
+    /// Publishers per data service: a multi-channel publisher has one per thread (one
+    /// thread per core of a 16-core machine), a single-stream one one, plus a spare.
     pub max_publishers: usize,
-    /// Publishers and subscribers of the echo and control services (one per process).
+    /// Publishers and subscribers of the echo and control services (one per subscriber
+    /// process, one per publisher thread).
     pub max_aux_ports: usize,
     /// Queue size of control subscribers.
     pub control_buffer_size: usize,
@@ -63,8 +65,8 @@ impl Default for ShmConfig {
         ShmConfig {
             buffer_size: DEFAULT_QUEUE,
             max_subscribers: 8,
-            max_publishers: 2,
-            max_aux_ports: 16,
+            max_publishers: 17,
+            max_aux_ports: 32,
             control_buffer_size: 256,
             wait_mode: WaitMode::Sleep(Duration::from_micros(50)),
         }

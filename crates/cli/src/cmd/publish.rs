@@ -92,7 +92,7 @@ pub struct PublishArgs {
     pub channels: Option<u16>,
     /// With channels: decode them on this many threads, channel C on thread C mod N, each
     /// pinned to its own core with its own sockets, decoder and bus publisher (default:
-    /// the cores there are, at most one per channel).
+    /// the cores there are, at most one per channel and 16).
     #[arg(long)]
     pub threads: Option<usize>,
 }
@@ -118,6 +118,9 @@ fn first_seq(s: &str) -> Result<FirstSeq, String> {
         .map(|n| FirstSeq(Some(n)))
         .map_err(|_| format!("expected a packet sequence number or \"any\", not {s:?}"))
 }
+
+/// The most threads `--threads` defaults to (a core each).
+const MAX_DEFAULT_THREADS: usize = 16;
 
 /// Channels of `publish opra` when --channels is not given: `generate opra`'s default.
 const OPRA_CHANNELS: u16 = 24;
@@ -146,7 +149,10 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
         let threads = match a.threads {
             Some(0) => bail!("--threads takes at least 1"),
             Some(t) => t.min(channels as usize),
-            None => fastfeed_net::affinity::cores().min(channels as usize),
+            // The shared-memory bus takes 17 publishers per record type.
+            None => fastfeed_net::affinity::cores()
+                .min(channels as usize)
+                .min(MAX_DEFAULT_THREADS),
         };
         return super::publish_channels::run(&a, channels, threads);
     }
