@@ -326,17 +326,26 @@ fn bench_times_the_generated_decoder() {
 
 #[test]
 fn demo_refuses_data_it_cannot_run_and_says_why() {
-    // cme is a pcap for the feed handler, opra many channels: the demo's single publisher
-    // cannot take them, so it refuses at once instead of failing halfway.
-    for (data, hint) in [
-        ("cme", "fastfeed handle configs/cme.toml"),
-        ("opra", "channels"),
+    // cme is a pcap for the feed handler; opra over Zenoh would declare ~50,000 per-series
+    // publishers: the demo refuses at once instead of failing halfway.
+    for (args, hint) in [
+        (&["cme"][..], "fastfeed handle configs/cme.toml"),
+        (&["opra", "--bus", "zenoh"][..], "shared memory only"),
     ] {
-        let out = fastfeed(&["demo", data, "-n", "100"]);
+        let data = args.join(" ");
+        let out = fastfeed(&[&["demo"], args, &["-n", "100"]].concat());
         assert!(!out.status.success(), "{data}");
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(hint), "{data}: {err}");
     }
+}
+
+#[test]
+fn publish_threads_need_channels() {
+    let out = fastfeed(&["publish", "simple", "--threads", "2", "-f", "none.dat"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("give --channels too"), "{err}");
 }
 
 #[test]
