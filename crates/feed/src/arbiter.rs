@@ -240,7 +240,7 @@ impl Arbiter {
         if ls.epoch == self.epoch {
             self.epoch += 1;
             self.resets += 1;
-            add(&mut self.channel_before, &self.channel.counters());
+            self.channel_before += &self.channel.counters();
             self.channel = tracker(Some(new_seq));
             for r in &mut self.recent {
                 r.seq = u64::MAX;
@@ -267,7 +267,7 @@ impl Arbiter {
             ..l.stats
         };
         let mut channel = self.channel_before;
-        add(&mut channel, &self.channel.counters());
+        channel += &self.channel.counters();
         ArbiterStats {
             channel,
             resets: self.resets,
@@ -275,18 +275,6 @@ impl Arbiter {
             b: line(&self.lines[1]),
         }
     }
-}
-
-fn add(sum: &mut SeqCounters, c: &SeqCounters) {
-    sum.received += c.received;
-    sum.accepted += c.accepted;
-    sum.gaps += c.gaps;
-    sum.gap_packets += c.gap_packets;
-    sum.late += c.late;
-    sum.duplicates += c.duplicates;
-    sum.stale += c.stale;
-    sum.missing += c.missing;
-    sum.given_up += c.given_up;
 }
 
 #[cfg(test)]

@@ -43,6 +43,21 @@ pub struct SeqCounters {
     pub given_up: u64,
 }
 
+/// Totals over several sequences (a channel's lines, a publisher's channels).
+impl std::ops::AddAssign<&SeqCounters> for SeqCounters {
+    fn add_assign(&mut self, c: &SeqCounters) {
+        self.received += c.received;
+        self.accepted += c.accepted;
+        self.gaps += c.gaps;
+        self.gap_packets += c.gap_packets;
+        self.late += c.late;
+        self.duplicates += c.duplicates;
+        self.stale += c.stale;
+        self.missing += c.missing;
+        self.given_up += c.given_up;
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct SequenceTracker {
     first: u64,

@@ -153,16 +153,7 @@ impl Channels {
     pub fn counters(&self) -> SeqCounters {
         let mut sum = SeqCounters::default();
         for l in &self.lines {
-            let c = l.tracker.counters();
-            sum.received += c.received;
-            sum.accepted += c.accepted;
-            sum.gaps += c.gaps;
-            sum.gap_packets += c.gap_packets;
-            sum.late += c.late;
-            sum.duplicates += c.duplicates;
-            sum.stale += c.stale;
-            sum.missing += c.missing;
-            sum.given_up += c.given_up;
+            sum += &l.tracker.counters();
         }
         sum
     }

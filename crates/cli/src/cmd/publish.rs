@@ -12,7 +12,7 @@ use fastfeed_bus::Bus;
 use fastfeed_bus_shm::ShmBus;
 use fastfeed_net::McastReceiver;
 use fastfeed_packet::len32le_packets;
-use fastfeed_publish::{DecodingPublisher, PacketHeader, PublisherOptions, HEARTBEAT};
+use fastfeed_publish::{DecodingPublisher, Group, PacketHeader, PublisherOptions, HEARTBEAT};
 
 use super::bus::{BusKind, ZenohArgs};
 use super::generate::DataSet;
@@ -173,36 +173,15 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
 }
 
 fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
-    let templates = templates(a)?;
-    let opts = PublisherOptions {
-        empty_builder: a.empty_builder,
-        echo: !a.no_echo && !a.empty_builder,
-        first_seq: a.first_seq.0,
-        warmup: a.warmup,
-        qos: fastfeed_bus::PublisherQos {
-            express: a.express,
-            ..Default::default()
-        },
-        channels: None,
-        group: Default::default(),
-    };
-    let mut p = DecodingPublisher::new(bus, templates, opts)?;
-    // Two publishers on one feed would mix their records at every subscriber.
-    if let Some(id) = p.wait_alone(HEARTBEAT * 2)? {
-        bail!(
-            "another publisher (id {id}) is already on feed {:?}: subscribers would get both \
-             publishers' records mixed; stop it, or give this one another --feed",
-            a.feed
-        );
-    }
+    let mut p = start(
+        bus,
+        a,
+        templates(a)?,
+        None,
+        Group::default(),
+        signals::stopped,
+    )?;
     if a.wait_subscribers > 0 {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while p.subscribers()? < a.wait_subscribers
-            && Instant::now() < deadline
-            && !signals::stopped()
-        {
-            std::thread::sleep(Duration::from_millis(1));
-        }
         eprintln!("{} subscriber(s) ready", p.subscribers()?);
     }
     let mut socket = None;
@@ -279,6 +258,47 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// A publisher on `bus` for `channels` (`None`: one stream), a member of `group`: alone on
+/// its feed (or an error naming the publisher there first), then waiting up to 30 s for
+/// --wait-subscribers subscribers, unless `stop` says to stop.
+pub(super) fn start<B: Bus>(
+    bus: &B,
+    a: &PublishArgs,
+    templates: std::sync::Arc<fastfeed_codec::Templates>,
+    channels: Option<Vec<u16>>,
+    group: Group,
+    stop: impl Fn() -> bool,
+) -> Result<DecodingPublisher<B>> {
+    let opts = PublisherOptions {
+        empty_builder: a.empty_builder,
+        echo: !a.no_echo && !a.empty_builder,
+        first_seq: a.first_seq.0,
+        warmup: a.warmup,
+        qos: fastfeed_bus::PublisherQos {
+            express: a.express,
+            ..Default::default()
+        },
+        channels,
+        group,
+    };
+    let mut p = DecodingPublisher::new(bus, templates, opts)?;
+    // Two publishers on one feed would mix their records at every subscriber.
+    if let Some(id) = p.wait_alone(HEARTBEAT * 2)? {
+        bail!(
+            "another publisher (id {id}) is already on feed {:?}: subscribers would get both \
+             publishers' records mixed; stop it, or give this one another --feed",
+            a.feed
+        );
+    }
+    if a.wait_subscribers > 0 {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while p.subscribers()? < a.wait_subscribers && Instant::now() < deadline && !stop() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    Ok(p)
 }
 
 /// The templates to decode with: --templates, or the data set's.

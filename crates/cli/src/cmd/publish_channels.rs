@@ -16,11 +16,11 @@ use fastfeed_bus::Bus;
 use fastfeed_bus_shm::ShmBus;
 use fastfeed_net::{channel_group, Lines};
 use fastfeed_packet::len32le_packets;
-use fastfeed_publish::{DecodingPublisher, Group, PublisherOptions, HEARTBEAT};
+use fastfeed_publish::{DecodingPublisher, Group};
 use serde_json::{json, Value};
 
 use super::bus::BusKind;
-use super::publish::{announce_ready, report, templates, IdleWait, PublishArgs, ECHO_QUIET};
+use super::publish::{announce_ready, report, start, templates, IdleWait, PublishArgs, ECHO_QUIET};
 use crate::{input, signals};
 
 /// What one channel thread did, for the report.
@@ -145,32 +145,14 @@ fn serve<B: Bus>(
     ready: &mpsc::Sender<Result<(), String>>,
 ) -> Result<ThreadOutcome> {
     let a = &shared.args;
-    let opts = PublisherOptions {
-        empty_builder: a.empty_builder,
-        echo: !a.no_echo && !a.empty_builder,
-        first_seq: a.first_seq.0,
-        warmup: a.warmup,
-        qos: fastfeed_bus::PublisherQos {
-            express: a.express,
-            ..Default::default()
-        },
-        channels: Some(mine.clone()),
-        group: shared.group,
-    };
-    let mut p = DecodingPublisher::new(bus, shared.templates.clone(), opts)?;
-    if let Some(id) = p.wait_alone(HEARTBEAT * 2)? {
-        bail!(
-            "another publisher (id {id}) is already on feed {:?}: subscribers would get both \
-             publishers' records mixed; stop it, or give this one another --feed",
-            a.feed
-        );
-    }
-    if a.wait_subscribers > 0 {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while p.subscribers()? < a.wait_subscribers && Instant::now() < deadline && !stop(shared) {
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
+    let mut p = start(
+        bus,
+        a,
+        shared.templates.clone(),
+        Some(mine.clone()),
+        shared.group,
+        || stop(shared),
+    )?;
     let mut kernel_drops = None;
     let mut socket = Value::Null;
     match &shared.file {
