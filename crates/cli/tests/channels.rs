@@ -8,52 +8,15 @@ mod common;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use common::{num, path_arg, strings, Proc};
-use fastfeed_codec::Decoder;
+use common::{num, path_arg, strings, Packet, Proc};
 use fastfeed_net::{Corruption, FaultConfig, FaultInjector};
-use fastfeed_packet::len32le_packets;
-use fastfeed_records::{Converter, Record};
+use fastfeed_records::Record;
 
 const CHANNELS: u16 = 6;
 const DROP: f64 = 0.03;
 
-/// One packet of the file: its channel, sequence number, messages and records.
-struct Packet {
-    channel: u16,
-    seq: u64,
-    bytes: Vec<u8>,
-    messages: u64,
-    records: Vec<Record>,
-}
-
 fn packets(file: &std::path::Path) -> Vec<Packet> {
-    let ts = fastfeed_sim::opra_templates();
-    let (mut dec, mut conv) = (Decoder::new(ts.clone()), Converter::new(&ts));
-    let mut records = Vec::new();
-    let data = std::fs::read(file).unwrap();
-    let mut out = Vec::new();
-    for p in len32le_packets(&data) {
-        let bytes = p.unwrap().bytes;
-        let channel = u16::from_le_bytes([bytes[4], bytes[5]]);
-        let mut packet = Packet {
-            channel,
-            seq: u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64,
-            bytes: bytes.to_vec(),
-            messages: 0,
-            records: Vec::new(),
-        };
-        dec.reset();
-        conv.set_channel(channel as u32);
-        let mut pos = 6;
-        while pos < bytes.len() {
-            pos += conv.decode(&mut dec, &bytes[pos..], &mut records).unwrap();
-            packet.messages += 1;
-            let data = records.iter().filter(|r| !matches!(r, Record::Done));
-            packet.records.extend(data);
-        }
-        out.push(packet);
-    }
-    out
+    common::packets_with_header(file, fastfeed_sim::opra_templates(), 6)
 }
 
 /// Which packets `multicast --drop DROP --seed SEED --by-channel` drops.

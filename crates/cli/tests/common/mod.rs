@@ -14,6 +14,8 @@ use fastfeed_records::{Converter, Record};
 
 /// One packet of a generated file and the records it decodes to (Done left out).
 pub struct Packet {
+    /// The channel number of a 6-byte header; 0 with the 4-byte one.
+    pub channel: u16,
     pub seq: u64,
     pub bytes: Vec<u8>,
     /// Messages in the packet, Done included.
@@ -25,6 +27,16 @@ pub struct Packet {
 /// the 4-byte sequence header, then messages with the dictionaries reset per packet.
 pub fn packets(file: &Path, templates_xml: &str) -> Vec<Packet> {
     let ts = fastfeed_codec::parse_templates(templates_xml).unwrap();
+    packets_with_header(file, ts, 4)
+}
+
+/// As [`packets`], for a header of `header` bytes: 4 (sequence) or 6 (sequence, then the
+/// channel number, which the option records carry).
+pub fn packets_with_header(
+    file: &Path,
+    ts: std::sync::Arc<fastfeed_codec::Templates>,
+    header: usize,
+) -> Vec<Packet> {
     let mut dec = Decoder::new(ts.clone());
     let mut conv = Converter::new(&ts);
     let mut records = Vec::new();
@@ -32,14 +44,20 @@ pub fn packets(file: &Path, templates_xml: &str) -> Vec<Packet> {
     let mut out = Vec::new();
     for p in len32le_packets(&data) {
         let bytes = p.unwrap().bytes;
+        let channel = match header {
+            6 => u16::from_le_bytes([bytes[4], bytes[5]]),
+            _ => 0,
+        };
+        conv.set_channel(channel as u32);
         let mut packet = Packet {
+            channel,
             seq: u32::from_le_bytes(bytes[..4].try_into().unwrap()) as u64,
             bytes: bytes.to_vec(),
             messages: 0,
             records: Vec::new(),
         };
         dec.reset();
-        let mut pos = 4;
+        let mut pos = header;
         while pos < bytes.len() {
             pos += conv.decode(&mut dec, &bytes[pos..], &mut records).unwrap();
             packet.messages += 1;
