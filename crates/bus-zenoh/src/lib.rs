@@ -61,7 +61,9 @@ mod queue;
 mod wire;
 
 pub use bus::{ZenohBus, ZenohConfig};
-pub use ports::{ZenohPublisher, ZenohReceiver, ZenohSender, ZenohSubscriber};
+pub use ports::{
+    ZenohPublisher, ZenohReceiver, ZenohSender, ZenohSubscriber, BUCKETS, MAX_DECLARED,
+};
 pub use wire::{PREFIX_LEN, RECORD_OFFSET, WIRE_VERSION};
 
 use fastfeed_bus::BusError;

@@ -210,6 +210,56 @@ fn security_ids_past_the_table_are_published_too() {
     assert_eq!(got, [(5, 1), (70_000, 1), (5, 2), (4_000_000_000, 1)]);
 }
 
+/// Past `MAX_DECLARED` securities of a type, records go on bucket keys: a Zenoh subscriber
+/// of one bucket's key gets those of its securities, and fastfeed's subscriber (on
+/// `<type>/*`) all of them, each counted per security.
+#[test]
+fn securities_past_the_declared_ones_go_on_bucket_keys() {
+    use fastfeed_bus::SubscriberQos;
+    use fastfeed_bus_zenoh::{BUCKETS, MAX_DECLARED};
+    use zenoh::Wait;
+    let bus = alone("buckets");
+    let mut sub = bus
+        .subscriber::<TestRecord>(
+            Securities::All,
+            &SubscriberQos {
+                queue: 1 << 14,
+                ..SubscriberQos::default()
+            },
+        )
+        .unwrap();
+    let mut p = bus
+        .publisher::<TestRecord>(&PublisherQos::default())
+        .unwrap();
+    let first_past = MAX_DECLARED as u32;
+    let bucket_key = format!(
+        "fastfeed/{}/{}/b{}",
+        feed("buckets"),
+        TestRecord::TYPE_NAME,
+        (first_past + 7) % BUCKETS
+    );
+    let raw = bus
+        .session()
+        .declare_subscriber(bucket_key.as_str())
+        .wait()
+        .unwrap();
+    let n = MAX_DECLARED as u32 + 10;
+    for id in 0..n {
+        p.publish(&TestRecord {
+            security_id: id,
+            ..TestRecord::default()
+        })
+        .unwrap();
+    }
+    assert_eq!(p.securities_declared(), MAX_DECLARED);
+    let got = testing::receive_n(&mut sub, n as usize, Duration::from_secs(20));
+    let ids: BTreeSet<u32> = got.iter().map(|e| e.record.security_id).collect();
+    assert_eq!(ids.len(), n as usize);
+    assert!(got.iter().all(|e| e.security_seq == 1));
+    let sample = raw.recv_timeout(Duration::from_secs(5)).unwrap().unwrap();
+    assert_eq!(sample.key_expr().as_str(), bucket_key);
+}
+
 /// A recorder with a queue of 16 that reads slowly, in another session whose publisher waits
 /// on congestion, gets every record.
 #[test]
