@@ -9,10 +9,10 @@ mod publisher;
 mod subscriber;
 
 pub use channels::{Admit, Channels, PacketHeader};
-pub use peers::{PeerSubscriber, Rival, SILENT_AFTER};
+pub use peers::{Group, PeerSubscriber, Rival, SILENT_AFTER};
 pub use ports::{Delivery, RecordPublishers, RecordSubscribers};
 pub use publisher::{
-    DecodingPublisher, Group, PublisherCounters, PublisherOptions, Rejection, MAX_ERRORS_KEPT,
+    DecodingPublisher, PublisherCounters, PublisherOptions, Rejection, MAX_ERRORS_KEPT,
 };
 pub use subscriber::{RecordSubscriber, SubscriberReport, TypeReport};
 

@@ -35,6 +35,25 @@ impl Rival {
     }
 }
 
+/// A set of publishers sharing one feed on purpose (a multi-channel publisher's threads).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Group {
+    /// Nonzero, the same for every member; 0: a publisher alone.
+    pub id: u32,
+    /// Members in all.
+    pub size: u32,
+}
+
+impl Group {
+    /// A new group of `size` publishers, with an id unlikely to collide with another's.
+    pub fn new(size: u32) -> Self {
+        Group {
+            id: fastfeed_bus::new_publisher_id() | 1,
+            size,
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Peers {
     pub subscribers: Vec<PeerSubscriber>,

@@ -10,7 +10,7 @@ use fastfeed_records::{Converter, Record};
 use fastfeed_stats::Stage;
 
 use crate::channels::{Admit, Channels, PacketHeader};
-use crate::peers::{Peers, Rival};
+use crate::peers::{Group, Peers, Rival};
 use crate::{RecordPublishers, HEARTBEAT};
 
 #[derive(Debug, Clone, Default)]
@@ -34,25 +34,6 @@ pub struct PublisherOptions {
     /// The publishers of one multi-channel publisher, one per thread, share a feed: they
     /// are partners, not rivals, and subscribers wait for all their Dones.
     pub group: Group,
-}
-
-/// A set of publishers sharing one feed on purpose (a multi-channel publisher's threads).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Group {
-    /// Nonzero, the same for every member; 0: a publisher alone.
-    pub id: u32,
-    /// Members in all.
-    pub size: u32,
-}
-
-impl Group {
-    /// A new group of `size` publishers, with an id unlikely to collide with another's.
-    pub fn new(size: u32) -> Self {
-        Group {
-            id: fastfeed_bus::new_publisher_id() | 1,
-            size,
-        }
-    }
 }
 
 /// What happened to the packets and messages, reconciled: datagrams = `packets.received` +
