@@ -6,7 +6,7 @@
 //! the record, one answered before it is followed by the record's live copy (the subscriber,
 //! declared before it queried, gets it). The subscriber tells the two apart by seq.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -27,11 +27,17 @@ struct LastValues {
     /// wire version).
     dense: Vec<u8>,
     sparse: HashMap<u32, Vec<u8>>,
+    /// Securities published on a bucket key (past `MAX_DECLARED`): answered on it too, as
+    /// a new key per security costs Zenoh's routing more the more keys it holds.
+    bucketed: HashSet<u32>,
 }
 
 impl LastValues {
-    fn store(&mut self, security: u32, sample: &[u8]) {
+    fn store(&mut self, security: u32, sample: &[u8], bucketed: bool) {
         debug_assert_eq!(sample.len(), self.stride);
+        if bucketed {
+            self.bucketed.insert(security);
+        }
         if security < DENSE_IDS {
             let at = security as usize * self.stride;
             if self.dense.len() < at + self.stride {
@@ -45,8 +51,9 @@ impl LastValues {
         }
     }
 
-    /// Every stored sample, copied (the lock is held only for the copy).
-    fn all(&self) -> Vec<(u32, Vec<u8>)> {
+    /// Every stored sample, and whether it went on a bucket key, copied (the lock is held
+    /// only for the copy).
+    fn all(&self) -> Vec<(u32, bool, Vec<u8>)> {
         let dense = self
             .dense
             .chunks_exact(self.stride)
@@ -54,7 +61,10 @@ impl LastValues {
             .filter(|(_, s)| s[0] != 0)
             .map(|(i, s)| (i as u32, s.to_vec()));
         let sparse = self.sparse.iter().map(|(&id, s)| (id, s.clone()));
-        dense.chain(sparse).collect()
+        dense
+            .chain(sparse)
+            .map(|(id, s)| (id, self.bucketed.contains(&id), s))
+            .collect()
     }
 }
 
@@ -85,6 +95,7 @@ impl History {
                 stride,
                 dense: Vec::new(),
                 sparse: HashMap::new(),
+                bucketed: HashSet::new(),
             }),
             queries: AtomicU64::new(0),
             replies_failed: AtomicU64::new(0),
@@ -98,8 +109,9 @@ impl History {
         Ok((history, queryable))
     }
 
-    pub(crate) fn store(&self, security: u32, sample: &[u8]) {
-        lock(&self.values).store(security, sample);
+    /// The last sample of `security`, published on its bucket key if `bucketed`.
+    pub(crate) fn store(&self, security: u32, sample: &[u8], bucketed: bool) {
+        lock(&self.values).store(security, sample, bucketed);
     }
 
     /// Replies with the last sample of every security the query's key expression names; the
@@ -107,8 +119,13 @@ impl History {
     fn answer(&self, query: &Query) {
         self.queries.fetch_add(1, Ordering::Relaxed);
         let samples = lock(&self.values).all();
-        for (security, sample) in samples {
-            let Ok(key) = KeyExpr::try_from(format!("{}/{security}", self.stream)) else {
+        for (security, bucketed, sample) in samples {
+            let key = if bucketed {
+                format!("{}/b{}", self.stream, security % crate::ports::BUCKETS)
+            } else {
+                format!("{}/{security}", self.stream)
+            };
+            let Ok(key) = KeyExpr::try_from(key) else {
                 continue;
             };
             if !query.key_expr().intersects(&key) {

@@ -116,8 +116,8 @@ impl<R: Record> ZenohPublisher<R> {
     }
 
     /// The security's Zenoh publisher: its own, declared on its first record while fewer
-    /// than [`MAX_DECLARED`] are, or else its bucket's.
-    fn port(&mut self, security: u32) -> Result<&ZPublisher<'static>, BusError> {
+    /// than [`MAX_DECLARED`] are, or else its bucket's (then `true`).
+    fn port(&mut self, security: u32) -> Result<(&ZPublisher<'static>, bool), BusError> {
         let room = self.declared < MAX_DECLARED;
         if security < DENSE_IDS {
             let i = security as usize;
@@ -129,7 +129,7 @@ impl<R: Record> ZenohPublisher<R> {
                 self.declared += 1;
             }
             if let Some(Some(_)) = self.dense.get(i) {
-                return Ok(self.dense[i].as_ref().expect("checked"));
+                return Ok((self.dense[i].as_ref().expect("checked"), false));
             }
         } else {
             if room && !self.sparse.contains_key(&security) {
@@ -138,7 +138,7 @@ impl<R: Record> ZenohPublisher<R> {
                 self.declared += 1;
             }
             if self.sparse.contains_key(&security) {
-                return Ok(&self.sparse[&security]);
+                return Ok((&self.sparse[&security], false));
             }
         }
         let b = (security % BUCKETS) as usize;
@@ -148,7 +148,7 @@ impl<R: Record> ZenohPublisher<R> {
         if self.buckets[b].is_none() {
             self.buckets[b] = Some(self.declare(format_args!("b{b}"))?);
         }
-        Ok(self.buckets[b].as_ref().expect("declared above"))
+        Ok((self.buckets[b].as_ref().expect("declared above"), true))
     }
 
     /// Securities that have a Zenoh publisher so far.
@@ -174,14 +174,14 @@ impl<R: Record> Publisher<R> for ZenohPublisher<R> {
     fn publish(&mut self, record: &R) -> Result<u64, BusError> {
         let security = record.security_id();
         // Declared before the record is numbered: a failure leaves no gap behind.
-        self.port(security)?;
+        let (_, bucketed) = self.port(security)?;
         let env = self.seq.stamp(record);
         let mut buf = std::mem::take(&mut self.buf);
         self.wire.encode(&env, &mut buf);
         // Before the put: a late joiner's query answered in between then holds the record,
         // and its live copy is dropped as a duplicate (see history.rs).
-        self.history.store(security, &buf);
-        let port = self.port(security)?;
+        self.history.store(security, &buf, bucketed);
+        let (port, _) = self.port(security)?;
         let result = port.put(buf.as_slice()).wait().map_err(zerr("put"));
         self.buf = buf;
         result?;

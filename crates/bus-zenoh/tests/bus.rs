@@ -258,6 +258,32 @@ fn securities_past_the_declared_ones_go_on_bucket_keys() {
     assert!(got.iter().all(|e| e.security_seq == 1));
     let sample = raw.recv_timeout(Duration::from_secs(5)).unwrap().unwrap();
     assert_eq!(sample.key_expr().as_str(), bucket_key);
+
+    // A late joiner gets the last record of every security, the bucketed ones included.
+    let mut late = bus
+        .subscriber::<TestRecord>(
+            Securities::All,
+            &SubscriberQos {
+                queue: 1 << 14,
+                late_join: true,
+                ..SubscriberQos::default()
+            },
+        )
+        .unwrap();
+    let state = testing::receive_n(&mut late, n as usize, Duration::from_secs(20));
+    let ids: BTreeSet<u32> = state.iter().map(|e| e.record.security_id).collect();
+    assert_eq!(ids.len(), n as usize);
+    assert_eq!(p.history_queries(), 1);
+    // The history answers a bucketed security on its bucket's key, as it was published.
+    let replies = bus.session().get(bucket_key.as_str()).wait().unwrap();
+    let keys: Vec<String> =
+        std::iter::from_fn(|| replies.recv_timeout(Duration::from_secs(5)).ok().flatten())
+            .map(|r| r.result().unwrap().key_expr().to_string())
+            .collect();
+    assert!(
+        !keys.is_empty() && keys.iter().all(|k| *k == bucket_key),
+        "{keys:?}"
+    );
 }
 
 /// A recorder with a queue of 16 that reads slowly, in another session whose publisher waits
