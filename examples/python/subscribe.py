@@ -29,10 +29,11 @@ WIRE_VERSION = 1
 PREFIX = struct.Struct("<HHI")  # wire version, layout version, type tag
 ENVELOPE = struct.Struct("<QQQI4x")  # seq, security_seq, sent_ns, publisher
 RECORD_OFFSET = PREFIX.size + ENVELOPE.size  # 40
-CONTROL = struct.Struct("<IIIIQ")  # kind, sender, type tag, pad, count
+# kind, sender, type tag (an announcement: its publisher group's size), group, count
+CONTROL = struct.Struct("<IIIIQ")
 
 # Control kinds (fastfeed_bus::Control).
-DONE, HELLO, BYE = 1, 2, 3
+DONE, HELLO, BYE, PUBLISHER, PUBLISHER_ECHO = 1, 2, 3, 4, 5
 HELLO_EVERY = 0.2  # the publisher's heartbeat: it takes a silent subscriber for gone
 LINGER = 0.5  # after the Done, for records it overtook (subset of securities only)
 
@@ -219,6 +220,10 @@ class Tally:
         self.top = {}  # stream -> highest number seen
         self.done = {}  # (publisher, type tag) -> last seq the publisher announced
         self.closed = {}  # publisher -> when its closing Done (type 0) came
+        # A multi-channel publisher's threads are one group (nonzero id) on the feed: the
+        # Done is complete when every member sent its own.
+        self.group = {}  # publisher -> its group (0: alone)
+        self.size = {}  # group -> members, as their announcements say
         self.rejected = 0  # samples of another layout, version or size
         self.duplicates = 0
 
@@ -253,11 +258,15 @@ class Tally:
         (the Done may overtake the last records); with a subset of securities the count per
         security is unknown: `linger` seconds after the Done."""
         for p, when in self.closed.items():
+            g = self.group.get(p, 0)
+            members = [p] if g == 0 else [q for q in self.closed if self.group.get(q) == g]
+            if len(members) < (1 if g == 0 else self.size.get(g, 1)):
+                continue
             if not self.whole:
-                if now - when >= linger:
+                if now - max(self.closed[q] for q in members) >= linger:
                     return True
-            elif all(self.top.get((p, BY_TAG[t][0]), 0) >= last
-                     for (q, t), last in self.done.items() if q == p and t in BY_TAG):
+            elif all(self.top.get((q, BY_TAG[t][0]), 0) >= last
+                     for (q, t), last in self.done.items() if q in members and t in BY_TAG):
                 return True
         return False
 
@@ -286,7 +295,11 @@ def control(tally, b, now):
     """A control message: the publisher's Done per type (its last seq), then its closing one."""
     if len(b) != PREFIX.size + CONTROL.size or PREFIX.unpack_from(b)[1:] != (1, CONTROL_TAG):
         return
-    kind, sender, tag, _, count = CONTROL.unpack_from(b, PREFIX.size)
+    kind, sender, tag, group, count = CONTROL.unpack_from(b, PREFIX.size)
+    if kind in (DONE, PUBLISHER, PUBLISHER_ECHO):
+        tally.group.setdefault(sender, group)
+    if kind in (PUBLISHER, PUBLISHER_ECHO) and group:
+        tally.size[group] = max(tally.size.get(group, 0), tag)
     if kind == DONE and tag == 0:
         tally.closed.setdefault(sender, now)
     elif kind == DONE:
