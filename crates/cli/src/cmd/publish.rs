@@ -236,21 +236,7 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
         }
         super::report::write(path, &json)?;
     }
-    if let Some(h) = &a.histogram {
-        let mut f =
-            std::fs::File::create(h).with_context(|| format!("creating {}", h.display()))?;
-        for s in [&p.decode, &p.publish, &p.round_trip] {
-            s.write_percentiles(&mut f)?;
-        }
-    }
-    if let Some(png) = &a.plot {
-        let stages: Vec<_> = [&p.decode, &p.publish, &p.round_trip]
-            .into_iter()
-            .filter(|s| s.count() > 0)
-            .collect();
-        fastfeed_stats::plot_png(&stages, png, "fastfeed publisher: latency by percentile")
-            .map_err(|e| anyhow::anyhow!("plotting {}: {e}", png.display()))?;
-    }
+    write_stages(a, &[&p.decode, &p.publish, &p.round_trip])?;
     Ok(if interrupted {
         signals::exit_code()
     } else if p.counters.done {
@@ -299,6 +285,23 @@ pub(super) fn start<B: Bus>(
         }
     }
     Ok(p)
+}
+
+/// --histogram and --plot: the stages' percentile distributions, as text and drawn.
+pub(super) fn write_stages(a: &PublishArgs, stages: &[&fastfeed_stats::Stage]) -> Result<()> {
+    if let Some(h) = &a.histogram {
+        let mut f =
+            std::fs::File::create(h).with_context(|| format!("creating {}", h.display()))?;
+        for s in stages {
+            s.write_percentiles(&mut f)?;
+        }
+    }
+    if let Some(png) = &a.plot {
+        let drawn: Vec<_> = stages.iter().copied().filter(|s| s.count() > 0).collect();
+        fastfeed_stats::plot_png(&drawn, png, "fastfeed publisher: latency by percentile")
+            .map_err(|e| anyhow::anyhow!("plotting {}: {e}", png.display()))?;
+    }
+    Ok(())
 }
 
 /// The templates to decode with: --templates, or the data set's.

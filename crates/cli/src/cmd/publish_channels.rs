@@ -20,7 +20,9 @@ use fastfeed_publish::{DecodingPublisher, Group};
 use serde_json::{json, Value};
 
 use super::bus::BusKind;
-use super::publish::{announce_ready, report, start, templates, IdleWait, PublishArgs, ECHO_QUIET};
+use super::publish::{
+    announce_ready, report, start, templates, write_stages, IdleWait, PublishArgs, ECHO_QUIET,
+};
 use crate::{input, signals};
 
 /// What one channel thread did, for the report.
@@ -35,6 +37,8 @@ struct ThreadOutcome {
     kernel_drops: Option<u64>,
     text: String,
     json: Value,
+    /// decode, publish and round trip.
+    stages: [fastfeed_stats::Stage; 3],
 }
 
 /// What every thread shares, read-only.
@@ -108,6 +112,16 @@ pub fn run(a: &PublishArgs, channels: u16, threads: usize) -> Result<ExitCode> {
     print!("{}", text(&outcomes, channels));
     if let Some(path) = &a.report_json {
         super::report::write(path, &json(&outcomes, channels))?;
+    }
+    // The threads' distributions merged: the publisher's, whatever thread took a packet.
+    if let Some((first, rest)) = outcomes.split_first() {
+        let mut all = first.stages.clone();
+        for o in rest {
+            for (m, s) in all.iter_mut().zip(&o.stages) {
+                m.merge(s);
+            }
+        }
+        write_stages(a, &all.iter().collect::<Vec<_>>())?;
     }
     Ok(if signals::stopped() {
         signals::exit_code()
@@ -202,6 +216,7 @@ fn serve<B: Bus>(
         kernel_drops,
         text: report(&p, elapsed),
         json: js,
+        stages: [p.decode.clone(), p.publish.clone(), p.round_trip.clone()],
     })
 }
 
