@@ -110,3 +110,33 @@ def test_simple_text_one_security_and_count(fastfeed_bin, tmp_path):
     assert lines_n == [lines_n[-1]]  # --quiet: the count only
     assert "received 100 records" in lines_n[-1] and "stopped: --count 100" in lines_n[-1]
     assert report["records"] == len(want)
+
+
+def test_a_publisher_group_ends_after_every_members_done(fastfeed_bin, tmp_path):
+    """`publish opra --threads 2`: two sessions, one publisher group; the Python subscriber
+    (listening, the threads connect to it) ends only after both threads' Done, with every
+    record of both."""
+    file = tmp_path / "opra.dat"
+    subprocess.run([fastfeed_bin, "generate", "opra", "-n", "3000", "--channels", "4",
+                    "-o", str(file)], check=True, capture_output=True)
+    ep = endpoint()
+    out = open(tmp_path / "py.out", "w")
+    py = python_subscriber(out, "--listen", ep, "--feed", "pyg", "--idle-timeout", "30",
+                           "--quiet")
+    pub_json = tmp_path / "pub.json"
+    pub = subprocess.run(
+        [fastfeed_bin, "publish", "opra", "--channels", "4", "--threads", "2", "--bus",
+         "zenoh", "--feed", "pyg", "--connect", ep, "--wait-subscribers", "1",
+         "--block-when-congested", "--no-echo", "-f", str(file),
+         "--report-json", str(pub_json)],
+        capture_output=True, text=True, timeout=TIMEOUT)
+    assert pub.returncode == 0, pub.stdout + pub.stderr
+    py.wait(timeout=TIMEOUT)
+    out.close()
+    final = (tmp_path / "py.out").read_text().splitlines()[-1]
+    report = json.loads(pub_json.read_text())
+    threads = report["threads"]
+    assert len(threads) == 2 and all(t["records"] > 0 for t in threads)
+    assert py.returncode == 0, final
+    assert f"received {report['records']} records" in final, final
+    assert "missed 0" in final and "stopped: publisher's Done" in final, final
