@@ -56,15 +56,8 @@ fn two_threads_take_the_channels_and_account_for_every_loss() {
 
     let feed = format!("channels{}", std::process::id());
     let group = common::unique_group(3);
-    let (pub_json, sub_json, dump) = (
-        dir.join("publisher.json"),
-        dir.join("subscriber.json"),
-        dir.join("received.txt"),
-    );
-    let mut sub_args = strings(&["subscribe", "--feed", &feed, "--idle-timeout", "20"]);
-    sub_args.extend(["--dump".into(), path_arg(&dump)]);
-    sub_args.extend(["--report-json".into(), path_arg(&sub_json)]);
-    let subscriber = Proc::spawn("subscriber", &sub_args);
+    let (subscriber, out) = common::spawn_subscriber(&dir, &feed);
+    let (pub_json, sub_json, dump) = (out.pub_json, out.sub_json, out.dump);
     let mut pub_args = strings(&["publish", "opra", "--feed", &feed, "-g", &group]);
     pub_args.extend(strings(&[
         "--channels",

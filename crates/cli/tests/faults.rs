@@ -39,15 +39,8 @@ fn injected(packets: &[Packet]) -> Vec<Fate> {
 fn run_pipeline(dir: &std::path::Path, file: &std::path::Path) -> (Value, Value, Vec<String>) {
     let feed = format!("faults{}", std::process::id());
     let group = common::unique_group(1);
-    let (pub_json, sub_json, dump) = (
-        dir.join("publisher.json"),
-        dir.join("subscriber.json"),
-        dir.join("received.txt"),
-    );
-    let mut sub_args = strings(&["subscribe", "--feed", &feed, "--idle-timeout", "20"]);
-    sub_args.extend(["--dump".into(), path_arg(&dump)]);
-    sub_args.extend(["--report-json".into(), path_arg(&sub_json)]);
-    let subscriber = Proc::spawn("subscriber", &sub_args);
+    let (subscriber, out) = common::spawn_subscriber(dir, &feed);
+    let (pub_json, sub_json, dump) = (out.pub_json, out.sub_json, out.dump);
     let mut pub_args = strings(&["publish", "simple", "--feed", &feed, "-g", group.as_str()]);
     pub_args.extend(strings(&[
         "--wait-subscribers",

@@ -16,10 +16,6 @@ pub use publisher::{
 };
 pub use subscriber::{RecordSubscriber, SubscriberReport, TypeReport};
 
-/// Bytes of packet header before the FAST messages of a single-stream feed: a
-/// little-endian u32 packet sequence.
-pub const PACKET_HEADER_LEN: usize = PacketHeader::Sequence.bytes();
-
 /// How often a publisher announces itself and a subscriber says hello, when nothing else
 /// prompts them: each side learns within this time who is on the feed, and who left.
 pub const HEARTBEAT: std::time::Duration = std::time::Duration::from_millis(200);

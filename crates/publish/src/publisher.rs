@@ -116,6 +116,20 @@ pub struct DecodingPublisher<B: Bus> {
     last_packet: Option<Instant>,
 }
 
+/// [`take_echoes`] on the publisher's own fields; a macro, not a method, so that it borrows
+/// only those fields while `publish_pending` holds `self.pubs`.
+macro_rules! take_echoes {
+    ($p:ident) => {
+        take_echoes(
+            &$p.echo_rx,
+            $p.id,
+            &mut $p.round_trip,
+            &mut $p.counters,
+            $p.opts.warmup,
+        )
+    };
+}
+
 /// Rejections kept for the report; more are only counted.
 pub const MAX_ERRORS_KEPT: usize = 1024;
 /// How long `finish` waits for more echoes once they stopped coming.
@@ -355,13 +369,7 @@ impl<B: Bus> DecodingPublisher<B> {
                 error,
             }),
         }
-        take_echoes(
-            &self.echo_rx,
-            self.id,
-            &mut self.round_trip,
-            &mut self.counters,
-            self.opts.warmup,
-        )?;
+        take_echoes!(self)?;
         Ok(self.counters.done)
     }
 
@@ -425,13 +433,7 @@ impl<B: Bus> DecodingPublisher<B> {
             self.publish.record((t1 - t).as_nanos() as u64);
             t = t1;
             if self.echo_rx.is_some() {
-                take_echoes(
-                    &self.echo_rx,
-                    self.id,
-                    &mut self.round_trip,
-                    &mut self.counters,
-                    self.opts.warmup,
-                )?;
+                take_echoes!(self)?;
                 t = Instant::now();
             }
         }
@@ -449,13 +451,7 @@ impl<B: Bus> DecodingPublisher<B> {
     /// Takes queued echoes and records their round trip; takes control messages too.
     pub fn poll_echoes(&mut self) -> Result<(), BusError> {
         self.poll_control()?;
-        take_echoes(
-            &self.echo_rx,
-            self.id,
-            &mut self.round_trip,
-            &mut self.counters,
-            self.opts.warmup,
-        )
+        take_echoes!(self)
     }
 
     /// Spins taking echoes until each active subscriber echoed every record published so
@@ -470,13 +466,7 @@ impl<B: Bus> DecodingPublisher<B> {
         let mut last = Instant::now();
         while self.counters.echoes < want && last.elapsed() < quiet {
             let before = self.counters.echoes;
-            take_echoes(
-                &self.echo_rx,
-                self.id,
-                &mut self.round_trip,
-                &mut self.counters,
-                self.opts.warmup,
-            )?;
+            take_echoes!(self)?;
             if self.counters.echoes > before {
                 last = Instant::now();
             } else {

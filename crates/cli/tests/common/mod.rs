@@ -228,6 +228,27 @@ pub fn wait_all(procs: &mut [Proc], limit: Duration) -> Vec<Ended> {
     ended.into_iter().map(Option::unwrap).collect()
 }
 
+/// Where a pipeline test's processes write: the publisher's and the subscriber's JSON
+/// reports and the subscriber's dump of every record.
+pub struct Outputs {
+    pub pub_json: PathBuf,
+    pub sub_json: PathBuf,
+    pub dump: PathBuf,
+}
+
+/// Starts `fastfeed subscribe` on `feed`, dumping every record and its report into `dir`.
+pub fn spawn_subscriber(dir: &Path, feed: &str) -> (Proc, Outputs) {
+    let out = Outputs {
+        pub_json: dir.join("publisher.json"),
+        sub_json: dir.join("subscriber.json"),
+        dump: dir.join("received.txt"),
+    };
+    let mut args = strings(&["subscribe", "--feed", feed, "--idle-timeout", "20"]);
+    args.extend(["--dump".into(), path_arg(&out.dump)]);
+    args.extend(["--report-json".into(), path_arg(&out.sub_json)]);
+    (Proc::spawn("subscriber", &args), out)
+}
+
 pub fn strings(a: &[&str]) -> Vec<String> {
     a.iter().map(|s| s.to_string()).collect()
 }
