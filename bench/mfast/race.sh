@@ -13,7 +13,7 @@ S=${SIMPLE:-/tmp/race-simple.dat}
 min() { awk '/^min /{print $2; exit}'; }
 mf() { grep -o 'min_ns/msg=[0-9.]*' | cut -d= -f2; }
 echo "machine: $(nproc) vCPU, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M') UTC"
-echo "pair mfast_complex ff_interpreted ratio ff_generated ratio mfast_simple ff_simple ratio"
+echo "pair mfast_complex ff_interpreted ratio ff_generated ratio mfast_simple ff_simple ratio ff_simple_generated ratio"
 for i in $(seq "${1:-7}"); do
   m=$("$REF_DIR/bin/bench_mfast" -f "$C/complex30000.dat" -m gen2 -n 20 | mf)
   f=$("$FF" bench decode -t "$C/example.xml" --framing len32le "$C/complex30000.dat" --passes 20 | min)
@@ -21,6 +21,8 @@ for i in $(seq "${1:-7}"); do
   ms=$("$REF_DIR/bin/bench_mfast_simple" -f "$S" -h 4 -n 20 | mf)
   fs=$("$FF" bench decode -t "$root/crates/sim/templates/simple.xml" --framing len32le \
     --skip-header 4 --reset-each-packet "$S" --passes 20 | min)
-  awk -v i="$i" -v m="$m" -v f="$f" -v g="$g" -v ms="$ms" -v fs="$fs" \
-    'BEGIN { printf "%d %.1f %.1f %.2f %.1f %.2f %.1f %.1f %.2f\n", i, m, f, m/f, g, m/g, ms, fs, ms/fs }'
+  gs=$("$FF" bench decode --generated -t "$root/crates/sim/templates/simple.xml" --framing len32le \
+    --skip-header 4 --reset-each-packet "$S" --passes 20 | min)
+  awk -v i="$i" -v m="$m" -v f="$f" -v g="$g" -v ms="$ms" -v fs="$fs" -v gs="$gs" \
+    'BEGIN { printf "%d %.1f %.1f %.2f %.1f %.2f %.1f %.1f %.2f %.1f %.2f\n", i, m, f, m/f, g, m/g, ms, fs, ms/fs, gs, ms/gs }'
 done
