@@ -66,8 +66,14 @@ fn generate_opra_then_decode_and_bench_it() {
         .unwrap();
     assert!(q["BidPrice"].as_f64().unwrap() <= q["AskPrice"].as_f64().unwrap());
 
-    // The whole file on two threads, split by packets or by channel: every message counted.
-    for extra in [&[][..], &["--by-channel"][..]] {
+    // The whole file on two threads, split by packets or by channel, taken as the threads
+    // finish or fixed before: every message counted.
+    for extra in [
+        &[][..],
+        &["--by-channel"],
+        &["--static"],
+        &["--by-channel", "--static"],
+    ] {
         let args = [
             &["bench", "decode"],
             &framing[..],
@@ -80,6 +86,17 @@ fn generate_opra_then_decode_and_bench_it() {
         assert!(text.contains("messages 3005 "), "{text}");
         assert!(text.contains("threads 2"), "{text}");
         assert!(text.contains("OptionQuote"), "{text}");
+        let fixed = extra.contains(&"--static");
+        // With fixed shares each thread decodes one; taken as they finish, more.
+        let jobs = text
+            .lines()
+            .find(|l| l.starts_with("jobs per pass"))
+            .unwrap();
+        assert_eq!(
+            jobs.contains("fewest 1.0") && jobs.contains("most 1.0"),
+            fixed,
+            "{extra:?}: {text}"
+        );
     }
     // Read with the 4-byte header of the other data sets, the channel number is taken
     // for FAST: decoding fails instead of making up messages.

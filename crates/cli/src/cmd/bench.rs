@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
@@ -12,6 +12,7 @@ use clap::{Args, ValueEnum};
 use fastfeed_codec::{Decoder, Encoder, Handler, Message, MessageBuilder, Templates};
 use fastfeed_net::affinity::cores;
 
+use super::bench_threads::{self, Jobs};
 use crate::tally::Tally;
 use crate::{input, FramingArgs};
 
@@ -32,9 +33,10 @@ pub struct BenchArgs {
     /// Passes over the whole file.
     #[arg(long, default_value_t = 11, value_parser = at_least_one)]
     pub passes: usize,
-    /// Threads, each decoding its own share of the packets with its own dictionaries (the
-    /// packets must be independent: dictionaries reset per packet, or one channel per
-    /// thread). A pass is timed from its start to the end of its last thread.
+    /// Threads, each with its own decoder and dictionaries, taking runs of about 64 KiB of
+    /// packets as they finish the last (the packets must be independent: dictionaries reset
+    /// per packet, or `--by-channel`). A pass is timed from its start to the end of its last
+    /// thread.
     #[arg(long, default_value_t = 1, value_parser = at_least_one)]
     pub threads: usize,
     /// Encode only: decode this many packets into messages (this many messages of a `raw`
@@ -53,11 +55,16 @@ pub struct BenchArgs {
     #[arg(long)]
     pub no_pin: bool,
     /// Decode only: give each thread whole channels, as a feed handler decoding a channel
-    /// per thread would, instead of an equal run of the file's packets. A packet's channel
-    /// is the 2-byte little-endian number after its 4-byte sequence number (`generate
-    /// opra`); the channels are dealt out so each thread gets about as many packets.
+    /// per thread would, instead of runs of the file's packets. A packet's channel is the
+    /// 2-byte little-endian number after its 4-byte sequence number (`generate opra`); the
+    /// threads take the busiest channel left as they finish one.
     #[arg(long)]
     pub by_channel: bool,
+    /// Decode only: each thread one fixed share, decided before the passes (an equal run of
+    /// packets, or with `--by-channel` channels dealt out to even the packets), as a feed
+    /// handler's fixed channel-to-thread split: a slower core then holds back every pass.
+    #[arg(long = "static")]
+    pub fixed: bool,
     /// The FAST data file.
     pub input: PathBuf,
 }
@@ -91,7 +98,7 @@ impl Handler for Counter {
     }
 }
 
-struct Work<'a> {
+pub(super) struct Work<'a> {
     templates: Arc<Templates>,
     /// The template XML, to find the generated decoder by.
     xml: String,
@@ -101,14 +108,14 @@ struct Work<'a> {
 }
 
 /// What a decoding pass runs: the interpreter, or the decoder generated for the templates.
-enum Timed<'d> {
+pub(super) enum Timed<'d> {
     Interpreter(Decoder),
     Generated(Box<dyn fastfeed_generated::PacketDecoder<'d> + Send + 'd>),
 }
 
 impl<'a> Work<'a> {
     /// A decoder of its own for a timing thread.
-    fn timed(&self, generated: bool) -> Timed<'a> {
+    pub(super) fn timed(&self, generated: bool) -> Timed<'a> {
         match generated
             .then(|| fastfeed_generated::decoder_for(&self.xml))
             .flatten()
@@ -123,7 +130,7 @@ impl<'a> Work<'a> {
     /// does: a `raw` stream's values chain from message to message, and a second pass
     /// decoded on from the first one's state would not give the file's values (or would
     /// overflow a delta).
-    fn run(&self, t: &mut Timed<'a>, packets: &[&'a [u8]]) -> Result<u64> {
+    pub(super) fn run(&self, t: &mut Timed<'a>, packets: &[&'a [u8]]) -> Result<u64> {
         match t {
             Timed::Interpreter(dec) => {
                 dec.reset();
@@ -293,28 +300,29 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     if a.by_channel && !matches!(a.what, What::Decode) {
         bail!("--by-channel applies to `bench decode` only");
     }
-    let parts = if a.by_channel {
-        let (parts, channels) = by_channel(&w.packets, threads)?;
+    if a.fixed && !matches!(a.what, What::Decode) {
+        bail!("--static applies to `bench decode` only");
+    }
+    let jobs = if a.by_channel {
+        let (jobs, channels) = Jobs::channels(&w.packets, threads, a.fixed)?;
         eprintln!(
-            "{channels} channels on {} thread(s): {} packets each",
-            parts.len(),
-            parts
-                .iter()
-                .map(|p| p.len().to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
+            "{channels} channels on {} thread(s){}: {} packets",
+            jobs.threads,
+            if jobs.dynamic {
+                ", each taking the busiest channel left as it finishes one"
+            } else {
+                ""
+            },
+            jobs.sizes()
         );
-        parts
+        jobs
     } else {
-        shares(&w.packets, threads)
-            .into_iter()
-            .map(<[_]>::to_vec)
-            .collect()
+        Jobs::runs(&w.packets, threads, a.fixed)
     };
     let times = match a.what {
         What::Decode => {
-            let pin = !a.no_pin && parts.len() > 1 && parts.len() <= cores;
-            time_decode(&w, &parts, a.passes, counter.messages, a.generated, pin)?
+            let pin = !a.no_pin && jobs.threads > 1 && jobs.threads <= cores;
+            bench_threads::time_decode(&w, &jobs, a.passes, counter.messages, a.generated, pin)?
         }
         What::Encode => time_encode(&w, threads, a.passes, a.window, cores)?,
     };
@@ -323,7 +331,10 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         counter.messages,
         counter.entries,
         bytes,
-        parts.len(),
+        match a.what {
+            What::Decode => jobs.threads,
+            What::Encode => threads,
+        },
     );
     counter
         .tally
@@ -334,115 +345,6 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
 fn shares<T>(items: &[T], n: usize) -> Vec<&[T]> {
     let per = items.len().div_ceil(n).max(1);
     items.chunks(per).collect()
-}
-
-/// The packets grouped by channel (the 2 bytes after a 4-byte sequence number), the
-/// channels dealt to `threads` threads, the busiest channel first to the thread with the
-/// fewest packets so far; and the number of channels.
-fn by_channel<'a>(packets: &[&'a [u8]], threads: usize) -> Result<(Vec<Vec<&'a [u8]>>, usize)> {
-    let mut channels: std::collections::BTreeMap<u16, Vec<&'a [u8]>> = Default::default();
-    for (i, p) in packets.iter().enumerate() {
-        let Some(c) = p.get(4..6) else {
-            bail!(
-                "packet {i} has {} bytes: too short for a channel number (--by-channel reads \
-                 it after a 4-byte sequence number)",
-                p.len()
-            );
-        };
-        channels
-            .entry(u16::from_le_bytes([c[0], c[1]]))
-            .or_default()
-            .push(p);
-    }
-    let n = channels.len();
-    let mut channels: Vec<Vec<&[u8]>> = channels.into_values().collect();
-    channels.sort_by_key(|c| std::cmp::Reverse(c.len()));
-    let mut parts: Vec<Vec<&[u8]>> = vec![Vec::new(); threads.min(n)];
-    for c in channels {
-        if let Some(least) = parts.iter_mut().min_by_key(|p| p.len()) {
-            least.extend(c);
-        }
-    }
-    Ok((parts, n))
-}
-
-fn time_decode(
-    w: &Work,
-    parts: &[Vec<&[u8]>],
-    passes: usize,
-    expect: u64,
-    generated: bool,
-    pin: bool,
-) -> Result<Vec<f64>> {
-    if parts.len() == 1 {
-        let mut dec = w.timed(generated);
-        return (0..passes)
-            .map(|_| {
-                let t = Instant::now();
-                w.run(&mut dec, &parts[0])?;
-                Ok(t.elapsed().as_secs_f64())
-            })
-            .collect();
-    }
-    // The threads live for all passes and start each one together: a thread kept alive
-    // stays on its core with its share of the packets in that core's cache, as a feed
-    // handler's decoding threads would. This thread times each pass from before its start
-    // to after the last thread's end: the wall time of the pass, whatever the threads'
-    // turns on the cores.
-    let (start, end) = (Barrier::new(parts.len() + 1), Barrier::new(parts.len() + 1));
-    let (totals, times) = std::thread::scope(|s| -> Result<(Vec<u64>, Vec<f64>)> {
-        let handles: Vec<_> = parts
-            .iter()
-            .enumerate()
-            .map(|(i, part)| {
-                let (start, end) = (&start, &end);
-                s.spawn(move || -> Result<u64> {
-                    if pin {
-                        if let Err(e) = fastfeed_net::affinity::pin_current_thread(i) {
-                            eprintln!("warning: thread {i} not pinned to a core: {e}");
-                        }
-                    }
-                    // Each thread makes its own decoder: decoders side by side in one
-                    // allocation would share cache lines, and their writes would bounce
-                    // those lines between the cores.
-                    let mut dec = w.timed(generated);
-                    let mut messages = Ok(0);
-                    for _ in 0..passes {
-                        start.wait();
-                        // An error ends no pass early: the barriers need every thread.
-                        if messages.is_ok() {
-                            messages = w.run(&mut dec, part);
-                        }
-                        end.wait();
-                    }
-                    messages
-                })
-            })
-            .collect();
-        let times = timed_passes(passes, &start, &end);
-        let totals = handles
-            .into_iter()
-            .map(|h| h.join().expect("decode thread"))
-            .collect::<Result<_>>()?;
-        Ok((totals, times))
-    })?;
-    let total: u64 = totals.iter().sum();
-    if total != expect {
-        bail!("decoded {total} messages, expected {expect}: are the packets independent?");
-    }
-    Ok(times)
-}
-
-/// Times `passes` passes run by other threads between the two barriers.
-fn timed_passes(passes: usize, start: &Barrier, end: &Barrier) -> Vec<f64> {
-    (0..passes)
-        .map(|_| {
-            let t = Instant::now();
-            start.wait();
-            end.wait();
-            t.elapsed().as_secs_f64()
-        })
-        .collect()
 }
 
 fn time_encode(

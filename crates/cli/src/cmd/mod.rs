@@ -1,4 +1,5 @@
 pub mod bench;
+mod bench_threads;
 pub mod book;
 pub mod bus;
 pub mod codegen;
