@@ -5,6 +5,7 @@
 # bench_mfast and bench_mfast_simple (bench/mfast/build.sh), for the single-core race; left
 # out, the race is skipped. C: the corpus folder (default ../shared/corpus). DIR: scratch space.
 # COPIES, OPRA_N, SIMPLE_N, DEMO_N: the data sizes. THREADS: the thread counts (default 1 2 4 ... up to the cores, and the cores).
+# SECTIONS: which parts run (default all: race cpus scale publish demo).
 # Usage: bench/scaling/run.sh > scaling.txt
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -33,23 +34,21 @@ big=$DIR/complex16.dat
 [ -f "$DIR/race-simple.dat" ] || "$FF" generate simple -o "$DIR/race-simple.dat" > /dev/null
 ls -l "$DIR"
 
-mf() { grep -o 'min_ns/msg=[0-9.]*' | cut -d= -f2; }
-ffmin() { awk '/^min /{print $2; exit}'; }
-if [ -n "${MFAST:-}" ]; then
+SECTIONS=${SECTIONS:-race cpus scale publish demo}
+has() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
+# The share of CPU time the host took from this VM (steal) since the last call.
+steal_prev=""
+steal() {
+  local now; now=$(awk '/^cpu /{t=0; for (i=2;i<=NF;i++) t+=$i; print $9, t}' /proc/stat)
+  if [ -n "$steal_prev" ]; then
+    awk -v a="$steal_prev" -v b="$now" 'BEGIN { split(a,x," "); split(b,y," ");
+      d=y[2]-x[2]; v = d>0 ? 100*(y[1]-x[1])/d : 0; printf "steal %.1f%%", v }'
+  fi
+  steal_prev=$now
+}
+if [ -n "${MFAST:-}" ] && has race; then
   echo "== race with mFAST, one core: min ns/msg of 20 passes, alternating"
-  echo "pair mfast_complex ff_interpreted ratio ff_generated ratio mfast_simple ff_simple ratio ff_simple_generated ratio"
-  for i in 1 2 3; do
-    m=$("$MFAST/bench_mfast" -f "$x/complex30000.dat" -m gen2 -n 20 | mf)
-    f=$("$FF" bench decode -t "$x/example.xml" --framing len32le "$x/complex30000.dat" --passes 20 | ffmin)
-    g=$("$FF" bench decode --generated -t "$x/example.xml" --framing len32le "$x/complex30000.dat" --passes 20 | ffmin)
-    ms=$("$MFAST/bench_mfast_simple" -f "$DIR/race-simple.dat" -h 4 -n 20 | mf)
-    fs=$("$FF" bench decode -t "$root/crates/sim/templates/simple.xml" --framing len32le \
-      --skip-header 4 --reset-each-packet "$DIR/race-simple.dat" --passes 20 | ffmin)
-    gs=$("$FF" bench decode --generated -t "$root/crates/sim/templates/simple.xml" --framing len32le \
-      --skip-header 4 --reset-each-packet "$DIR/race-simple.dat" --passes 20 | ffmin)
-    awk -v i="$i" -v m="$m" -v f="$f" -v g="$g" -v ms="$ms" -v fs="$fs" -v gs="$gs" \
-      'BEGIN { printf "%d %.1f %.1f %.2f %.1f %.2f %.1f %.1f %.2f %.1f %.2f\n", i, m, f, m/f, g, m/g, ms, fs, ms/fs, gs, ms/gs }'
-  done
+  FF=$FF MFAST=$MFAST COMPLEX=$x SIMPLE=$DIR/race-simple.dat "$root/bench/mfast/race.sh" 3
   mo=$C/moex-forts-2013
   echo "MOEX increment_a: $("$FF" bench decode -t "$mo/templates.xml" "$mo/increment_a.dat" --passes 21 | grep -E '^min')"
 fi
@@ -59,27 +58,43 @@ scale() {
   local name=$1; shift
   local one=""
   for t in $THREADS; do
+    steal > /dev/null
     out=$("$FF" bench decode "$@" --passes 11 --threads "$t" 2>&1)
+    st=$(steal)
     ms=$(echo "$out" | awk '/^min /{m=$0} /^median /{d=$0} END {print m " | " d}')
     wall=$(echo "$out" | awk '/^min /{print $2}')
     [ -z "$one" ] && one=$wall
-    awk -v n="$name" -v t="$t" -v w="$wall" -v o="$one" -v l="$ms" \
-      'BEGIN { printf "%-22s threads %2d  %.2fx  %s\n", n, t, o/w, l }'
+    awk -v n="$name" -v t="$t" -v w="$wall" -v o="$one" -v l="$ms" -v st="$st" \
+      'BEGIN { printf "%-22s threads %2d  %.2fx  %s  %s\n", n, t, o/w, l, st }'
+    echo "$out" | grep "^threads' own" || true
   done
 }
 O=(-t "$root/crates/sim/templates/opra.xml" --framing len32le --skip-header 6 --reset-each-packet "$DIR/opra.dat")
 S=(-t "$root/crates/sim/templates/simple.xml" --framing len32le --skip-header 4 --reset-each-packet "$DIR/simple.dat")
 K=(-t "$x/example.xml" --framing len32le "$big")
-echo "== decode scaling (bench decode --threads T, pinned one per physical core first; ns/msg is wall time over all threads)"
+if has cpus; then
+  echo "== one thread pinned on each CPU in turn: complex30000, min ns/msg of 11 passes (a slow CPU holds back every threaded pass)"
+  for c in $(seq 0 $((n - 1))); do
+    printf "cpu %2d %s\n" "$c" "$(taskset -c "$c" "$FF" bench decode -t "$x/example.xml" --framing len32le \
+      "$x/complex30000.dat" --passes 11 | awk '/^min /{print $2}')"
+  done
+fi
+has scale && {
+echo "== decode scaling (bench decode --threads T, pinned one per physical core first, taking 64 KiB jobs or whole channels as they finish; --static: one fixed share each; ns/msg is wall time over all threads)"
 scale complex16 "${K[@]}"
+scale complex16-static "${K[@]}" --static
 scale complex16-generated "${K[@]}" --generated
 scale simple4m "${S[@]}"
 scale opra8m "${O[@]}"
+scale opra8m-static "${O[@]}" --static
 scale opra8m-generated "${O[@]}" --generated
 scale opra8m-by-channel "${O[@]}" --by-channel
+scale opra8m-by-channel-static "${O[@]}" --by-channel --static
 THREADS="$n" scale complex16-no-pin "${K[@]}" --no-pin
 THREADS="1 $n" scale complex30000-small -t "$x/example.xml" --framing len32le "$x/complex30000.dat"
 
+}
+has publish && {
 echo "== publisher scaling: publish opra -f opra.dat --no-echo --threads T (decode, convert, publish on shared memory, nobody subscribed)"
 for t in $THREADS; do
   [ "$t" -gt 16 ] && continue
@@ -87,12 +102,20 @@ for t in $THREADS; do
   timeout 120 "$FF" publish opra -f "$DIR/opra.dat" --no-echo --threads "$t" 2>&1 | grep -E '^== all|over all threads|^publisher capacity'
 done
 
+}
+has demo && {
 echo "== end to end: demo opra (multicast on loopback, publisher threads, subscriber echoing)"
 for s in 0 1; do
   echo "-- demo opra -n ${DEMO_N:-4000000} -s $s"
-  timeout 150 "$FF" demo opra -n "${DEMO_N:-4000000}" -s "$s" 2>&1 | grep -E '^== all|over all threads|dropped|^subscriber:|^conditions:|^one-way' | head -8
+  timeout 150 "$FF" demo opra -n "${DEMO_N:-4000000}" -s "$s" > "$DIR/demo-s$s.txt" 2>&1
+  grep -E '^== all|over all threads|dropped|^subscriber:|^conditions:' "$DIR/demo-s$s.txt"
 done
+}
+has scale && {
 echo "== second round, for the noise"
 scale complex16 "${K[@]}"
+scale complex16-static "${K[@]}" --static
 scale opra8m "${O[@]}"
+scale opra8m-static "${O[@]}" --static
+}
 echo "== done $(date -u '+%H:%M:%S')"
