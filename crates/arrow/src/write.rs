@@ -11,7 +11,7 @@ use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use fastfeed_packet::StreamDecoder;
 use parquet::arrow::{ArrowSchemaConverter, ArrowWriter};
-use parquet::basic::{Compression, ConvertedType};
+use parquet::basic::{Compression, ConvertedType, Encoding, Type as PhysicalType};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 
 use crate::reader::{OnError, Skipped};
@@ -67,6 +67,20 @@ impl TableWriter {
                 // input, 66 MB without); the other columns keep theirs.
                 let descr = ArrowSchemaConverter::new().convert(&schema)?;
                 for col in descr.columns() {
+                    // Integers (sequence numbers, times, sizes, counts) are delta-coded, not
+                    // dictionary-coded: most are nearly all distinct, and hashing each into a
+                    // dictionary cost time for nothing. Measured on 104 MB of the simulator's
+                    // complex data (4.6 M entry rows): 1.05-1.09 s instead of 1.33-1.37, and
+                    // 43.0 MB of file instead of 72.8. Strings and decimals keep their
+                    // dictionaries (without them: no faster, and a bigger file).
+                    if matches!(
+                        col.physical_type(),
+                        PhysicalType::INT32 | PhysicalType::INT64
+                    ) {
+                        props = props
+                            .set_column_dictionary_enabled(col.path().clone(), false)
+                            .set_column_encoding(col.path().clone(), Encoding::DELTA_BINARY_PACKED);
+                    }
                     if col.converted_type() == ConvertedType::DECIMAL {
                         props = props.set_column_statistics_enabled(
                             col.path().clone(),

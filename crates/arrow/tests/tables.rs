@@ -496,6 +496,9 @@ fn files_read_back_equal_and_table_sets_split_by_template() {
         )
         .unwrap();
         assert_eq!(w.files[0].rows, 22_104);
+        if format == FileFormat::Parquet {
+            integers_are_delta_coded(&path);
+        }
         let got: Vec<RecordBatch> = match format {
             FileFormat::Parquet => {
                 parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
@@ -734,4 +737,44 @@ fn a_decode_error_stops_the_writer_thread_with_the_error() {
         }
     }
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Integer columns delta-coded without a dictionary; strings still with one.
+fn integers_are_delta_coded(path: &std::path::Path) {
+    use parquet::basic::{Encoding, Type};
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    let r = SerializedFileReader::new(std::fs::File::open(path).unwrap()).unwrap();
+    let rg = r.metadata().row_group(0);
+    let (mut ints, mut strings) = (0, 0);
+    for c in rg.columns() {
+        let enc: Vec<Encoding> = c.encodings().collect();
+        match c.column_type() {
+            Type::INT32 | Type::INT64 => {
+                ints += 1;
+                assert!(
+                    enc.contains(&Encoding::DELTA_BINARY_PACKED),
+                    "{:?}: {enc:?}",
+                    c.column_path()
+                );
+                assert!(
+                    !enc.contains(&Encoding::RLE_DICTIONARY),
+                    "{:?}: {enc:?}",
+                    c.column_path()
+                );
+            }
+            Type::BYTE_ARRAY => {
+                strings += 1;
+                assert!(
+                    enc.contains(&Encoding::RLE_DICTIONARY),
+                    "{:?}: {enc:?}",
+                    c.column_path()
+                );
+            }
+            _ => {}
+        }
+    }
+    assert!(
+        ints > 0 && strings > 0,
+        "{ints} integer and {strings} string columns"
+    );
 }
