@@ -301,6 +301,11 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
             // One listening session: the channel threads cannot each listen on it.
             pub_args.extend(["--threads".to_string(), "1".to_string()]);
         }
+    } else if a.data == DataSet::Opra && !conditions.crowded() {
+        // Every process spins here: the channel threads get the cores the subscriber and
+        // the multicaster leave (on 16 cores, 16 threads beside them took turns).
+        let threads = (conditions.cores - (BUSY - 1)).min(super::publish::MAX_DEFAULT_THREADS);
+        pub_args.extend(["--threads".to_string(), threads.to_string()]);
     }
     let mut cast_args = strings(&[
         "multicast",

@@ -120,7 +120,7 @@ fn first_seq(s: &str) -> Result<FirstSeq, String> {
 }
 
 /// The most threads `--threads` defaults to (a core each).
-const MAX_DEFAULT_THREADS: usize = 16;
+pub(crate) const MAX_DEFAULT_THREADS: usize = 16;
 
 /// Channels of `publish opra` when --channels is not given: `generate opra`'s default.
 const OPRA_CHANNELS: u16 = 24;
