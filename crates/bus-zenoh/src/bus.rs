@@ -72,6 +72,19 @@ impl ZenohBus {
         })
     }
 
+    /// Another bus of the same feed on this bus's session: a publisher of its own (its own
+    /// id, ports and wake-ups) that shares the session's links. The threads of one
+    /// many-channel publisher each take one, so a single `--listen` endpoint serves them all.
+    pub fn partner(&self) -> ZenohBus {
+        ZenohBus {
+            session: self.session.clone(),
+            feed: self.feed.clone(),
+            id: new_publisher_id(),
+            config: self.config.clone(),
+            wakeup: Arc::default(),
+        }
+    }
+
     /// The underlying session (its id, links, or anything else Zenoh offers).
     pub fn session(&self) -> &zenoh::Session {
         &self.session

@@ -75,6 +75,66 @@ fn publish_to_subscriber_over_zenoh() {
 }
 
 #[test]
+fn channel_threads_share_one_listening_session() {
+    // A many-channel publisher on two threads, listening on one endpoint: the threads share
+    // the session, and a subscriber connected to it gets every record and both threads' Done.
+    let dir = common::scratch("zenoh-channels");
+    let file = dir.join("opra.dat");
+    let out = common::fastfeed()
+        .args(["generate", "opra", "-n", "20000", "--channels", "4", "-o"])
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let ep = endpoint();
+    let (sub_json, pub_json) = (dir.join("sub.json"), dir.join("pub.json"));
+    let mut args = strings(&["subscribe", "--bus", "zenoh", "--feed", "zc"]);
+    args.extend(strings(&[
+        "--connect",
+        &ep,
+        "--idle-timeout",
+        "20",
+        "--recorder",
+    ]));
+    args.extend(["--report-json".into(), path_arg(&sub_json)]);
+    let subscriber = Proc::spawn("subscriber", &args);
+    let mut args = strings(&["publish", "opra", "--bus", "zenoh", "--feed", "zc"]);
+    args.extend(strings(&[
+        "--channels",
+        "4",
+        "--threads",
+        "2",
+        "--listen",
+        &ep,
+    ]));
+    args.extend(strings(&[
+        "--wait-subscribers",
+        "1",
+        "--block-when-congested",
+    ]));
+    args.extend(["-f".into(), path_arg(&file)]);
+    args.extend(["--report-json".into(), path_arg(&pub_json)]);
+    let mut publisher = Proc::spawn("publisher", &args);
+    publisher.wait_ready();
+    let ended = common::wait_all(&mut [publisher, subscriber], Duration::from_secs(60));
+    assert!(ended[0].success, "publisher: {}", ended[0].stdout);
+    assert!(ended[1].success, "subscriber: {}", ended[1].stdout);
+
+    let p = read_json(&pub_json);
+    let s = read_json(&sub_json);
+    assert_eq!(p["threads"].as_array().map(Vec::len), Some(2), "{p}");
+    let published = num(&p, "records");
+    assert!(published > 15_000, "{p}");
+    assert_eq!(num(&s, "received"), published, "{s}");
+    assert_eq!(num(&s, "missed"), 0, "{s}");
+    assert_eq!(s["complete"], true, "both threads' Done: {s}");
+    let threads = p["threads"].as_array().unwrap();
+    let echoes: u64 = threads.iter().map(|t| num(t, "echoes")).sum();
+    assert_eq!(echoes, published, "every record echoed to its thread: {p}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
 fn demo_over_zenoh() {
     let out = common::fastfeed()
         .args([

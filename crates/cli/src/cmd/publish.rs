@@ -154,13 +154,6 @@ pub fn run(a: PublishArgs) -> Result<ExitCode> {
                 .min(channels as usize)
                 .min(MAX_DEFAULT_THREADS),
         };
-        if a.bus == BusKind::Zenoh && threads > 1 && !a.zenoh.listen.is_empty() {
-            bail!(
-                "each channel thread opens its own Zenoh session, and one --listen endpoint \
-                 takes only one of them: use --threads 1, or let subscribers find the threads' \
-                 sessions by scouting or through a router (--connect)"
-            );
-        }
         return super::publish_channels::run(&a, channels, threads);
     }
     match a.bus {

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use anyhow::{bail, Context, Result};
 use fastfeed_bus::Bus;
 use fastfeed_bus_shm::ShmBus;
+use fastfeed_bus_zenoh::ZenohBus;
 use fastfeed_net::{channel_group, Lines};
 use fastfeed_packet::len32le_packets;
 use fastfeed_publish::{DecodingPublisher, Group};
@@ -50,6 +51,8 @@ struct Shared {
     file: Option<Vec<u8>>,
     /// Set when a thread failed: the others stop.
     abort: AtomicBool,
+    /// Zenoh: the session the threads share (one `--listen` endpoint serves them all).
+    zenoh: Option<ZenohBus>,
 }
 
 pub fn run(a: &PublishArgs, channels: u16, threads: usize) -> Result<ExitCode> {
@@ -59,6 +62,10 @@ pub fn run(a: &PublishArgs, channels: u16, threads: usize) -> Result<ExitCode> {
         group: Group::new(threads as u32),
         file: a.file.as_deref().map(input::bytes).transpose()?,
         abort: AtomicBool::new(false),
+        zenoh: match a.bus {
+            BusKind::Zenoh => Some(a.zenoh.open(&a.feed)?),
+            BusKind::Shm => None,
+        },
     });
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
     let mut handles = Vec::with_capacity(threads);
@@ -146,7 +153,10 @@ fn channel_thread(
             let bus = ShmBus::new(&a.feed).context("opening the shared-memory bus")?;
             serve(&bus, t, core, mine, shared, ready)
         }
-        BusKind::Zenoh => serve(&a.zenoh.open(&a.feed)?, t, core, mine, shared, ready),
+        BusKind::Zenoh => {
+            let session = shared.zenoh.as_ref().context("no Zenoh session")?;
+            serve(&session.partner(), t, core, mine, shared, ready)
+        }
     }
 }
 
