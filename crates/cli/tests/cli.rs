@@ -336,12 +336,11 @@ fn demo_refuses_data_it_cannot_run_and_says_why() {
 
 #[test]
 fn publish_refuses_threads_it_cannot_give_their_own_bus() {
-    for (args, hint) in [(&["simple", "--threads", "2"][..], "give --channels too")] {
-        let out = fastfeed(&[&["publish"], args, &["-f", "none.dat"]].concat());
-        assert!(!out.status.success());
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert!(err.contains(hint), "{args:?}: {err}");
-    }
+    // One stream has no channels to split.
+    let out = fastfeed(&["publish", "simple", "--threads", "2", "-f", "none.dat"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("give --channels too"), "{err}");
 }
 
 #[test]

@@ -4,6 +4,8 @@
 mod common;
 
 use common::{num, path_arg, read_json, strings, Proc};
+use serde_json::Value;
+use std::path::Path;
 use std::time::Duration;
 
 /// A loopback endpoint on a port that was free a moment ago.
@@ -12,42 +14,52 @@ fn endpoint() -> String {
     format!("tcp/127.0.0.1:{}", l.local_addr().unwrap().port())
 }
 
-#[test]
-fn publish_to_subscriber_over_zenoh() {
-    let dir = common::scratch("zenoh-pubsub");
-    let file = common::generate(&dir, 20_000, 1400);
+/// A recorder subscriber connected to a fresh endpoint and a publisher listening there
+/// (`publish` ARGS, waiting on congestion: the file goes out at full speed) over `file`;
+/// both must succeed. Returns their reports (publisher, subscriber).
+fn over_one_endpoint(
+    dir: &Path,
+    feed: &str,
+    publish: &[&str],
+    file: &Path,
+    dump: Option<&Path>,
+) -> (Value, Value) {
     let ep = endpoint();
-    let (sub_json, pub_json, dump) = (
-        dir.join("sub.json"),
-        dir.join("pub.json"),
-        dir.join("received.txt"),
-    );
+    let (sub_json, pub_json) = (dir.join("sub.json"), dir.join("pub.json"));
     // The subscriber connects first and keeps retrying until the publisher listens.
-    let mut args = strings(&["subscribe", "--bus", "zenoh", "--feed", "zt"]);
-    // A recorder, and a publisher that waits on congestion: the file goes out at full speed.
-    args.extend(strings(&[
-        "--connect",
-        &ep,
-        "--idle-timeout",
-        "20",
-        "--recorder",
-    ]));
-    args.extend(["--report-json".into(), path_arg(&sub_json)]);
-    args.extend(["--dump".into(), path_arg(&dump)]);
+    let mut args = strings(&["subscribe", "--bus", "zenoh", "--feed", feed]);
+    args.extend(strings(&["--connect", &ep, "--idle-timeout", "20"]));
+    args.extend(strings(&["--recorder", "--report-json"]));
+    args.push(path_arg(&sub_json));
+    if let Some(d) = dump {
+        args.extend(["--dump".into(), path_arg(d)]);
+    }
     let subscriber = Proc::spawn("subscriber", &args);
-    let mut args = strings(&["publish", "simple", "--bus", "zenoh", "--feed", "zt"]);
-    args.extend(strings(&["--listen", &ep, "--wait-subscribers", "1"]));
-    args.push("--block-when-congested".into());
-    args.extend(["-f".into(), path_arg(&file)]);
+    let mut args = strings(&[&["publish"], publish].concat());
+    args.extend(strings(&[
+        "--bus", "zenoh", "--feed", feed, "--listen", &ep,
+    ]));
+    args.extend(strings(&[
+        "--wait-subscribers",
+        "1",
+        "--block-when-congested",
+    ]));
+    args.extend(["-f".into(), path_arg(file)]);
     args.extend(["--report-json".into(), path_arg(&pub_json)]);
     let mut publisher = Proc::spawn("publisher", &args);
     publisher.wait_ready();
     let ended = common::wait_all(&mut [publisher, subscriber], Duration::from_secs(60));
     assert!(ended[0].success, "publisher: {}", ended[0].stdout);
     assert!(ended[1].success, "subscriber: {}", ended[1].stdout);
+    (read_json(&pub_json), read_json(&sub_json))
+}
 
-    let p = read_json(&pub_json);
-    let s = read_json(&sub_json);
+#[test]
+fn publish_to_subscriber_over_zenoh() {
+    let dir = common::scratch("zenoh-pubsub");
+    let file = common::generate(&dir, 20_000, 1400);
+    let dump = dir.join("received.txt");
+    let (p, s) = over_one_endpoint(&dir, "zt", &["simple"], &file, Some(&dump));
     let published = num(&p, "records");
     assert!(published >= 20_000, "{p}");
     assert_eq!(
@@ -86,42 +98,8 @@ fn channel_threads_share_one_listening_session() {
         .output()
         .unwrap();
     assert!(out.status.success());
-    let ep = endpoint();
-    let (sub_json, pub_json) = (dir.join("sub.json"), dir.join("pub.json"));
-    let mut args = strings(&["subscribe", "--bus", "zenoh", "--feed", "zc"]);
-    args.extend(strings(&[
-        "--connect",
-        &ep,
-        "--idle-timeout",
-        "20",
-        "--recorder",
-    ]));
-    args.extend(["--report-json".into(), path_arg(&sub_json)]);
-    let subscriber = Proc::spawn("subscriber", &args);
-    let mut args = strings(&["publish", "opra", "--bus", "zenoh", "--feed", "zc"]);
-    args.extend(strings(&[
-        "--channels",
-        "4",
-        "--threads",
-        "2",
-        "--listen",
-        &ep,
-    ]));
-    args.extend(strings(&[
-        "--wait-subscribers",
-        "1",
-        "--block-when-congested",
-    ]));
-    args.extend(["-f".into(), path_arg(&file)]);
-    args.extend(["--report-json".into(), path_arg(&pub_json)]);
-    let mut publisher = Proc::spawn("publisher", &args);
-    publisher.wait_ready();
-    let ended = common::wait_all(&mut [publisher, subscriber], Duration::from_secs(60));
-    assert!(ended[0].success, "publisher: {}", ended[0].stdout);
-    assert!(ended[1].success, "subscriber: {}", ended[1].stdout);
-
-    let p = read_json(&pub_json);
-    let s = read_json(&sub_json);
+    let publish = ["opra", "--channels", "4", "--threads", "2"];
+    let (p, s) = over_one_endpoint(&dir, "zc", &publish, &file, None);
     assert_eq!(p["threads"].as_array().map(Vec::len), Some(2), "{p}");
     let published = num(&p, "records");
     assert!(published > 15_000, "{p}");
