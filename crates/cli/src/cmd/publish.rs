@@ -90,7 +90,8 @@ pub struct PublishArgs {
     /// its own sequence and Done. `publish opra` takes 24 unless told.
     #[arg(long)]
     pub channels: Option<u16>,
-    /// With channels: decode them on this many threads, channel C on thread C mod N, each
+    /// With channels: decode them on this many threads, channel C on thread C mod N (from
+    /// a file, the channels dealt out by their bytes, the busiest first), each
     /// pinned to its own core with its own sockets, decoder and bus publisher (default:
     /// the cores there are, at most one per channel and 16).
     #[arg(long)]
