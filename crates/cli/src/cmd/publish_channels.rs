@@ -51,7 +51,8 @@ struct Shared {
     file: Option<Vec<u8>>,
     /// Set when a thread failed: the others stop.
     abort: AtomicBool,
-    /// Zenoh: the session the threads share (one `--listen` endpoint serves them all).
+    /// Zenoh with `--listen`: the session the threads share, as an endpoint is bound once.
+    /// Otherwise each thread opens its own (nothing of Zenoh's shared between them).
     zenoh: Option<ZenohBus>,
 }
 
@@ -63,8 +64,8 @@ pub fn run(a: &PublishArgs, channels: u16, threads: usize) -> Result<ExitCode> {
         file: a.file.as_deref().map(input::bytes).transpose()?,
         abort: AtomicBool::new(false),
         zenoh: match a.bus {
-            BusKind::Zenoh => Some(a.zenoh.open(&a.feed)?),
-            BusKind::Shm => None,
+            BusKind::Zenoh if !a.zenoh.listen.is_empty() => Some(a.zenoh.open(&a.feed)?),
+            _ => None,
         },
     });
     let (ready_tx, ready_rx) = mpsc::channel::<Result<(), String>>();
@@ -194,8 +195,11 @@ fn channel_thread(
             serve(&bus, t, core, mine, shared, ready)
         }
         BusKind::Zenoh => {
-            let session = shared.zenoh.as_ref().context("no Zenoh session")?;
-            serve(&session.partner(), t, core, mine, shared, ready)
+            let bus = match &shared.zenoh {
+                Some(listening) => listening.partner(),
+                None => a.zenoh.open(&a.feed)?,
+            };
+            serve(&bus, t, core, mine, shared, ready)
         }
     }
 }
