@@ -1,7 +1,8 @@
 //! `fastfeed publish` on a many-channel feed (`publish opra`, or `--channels N`): channel C
 //! arrives on its own multicast group (-g plus C), and the channels are split over threads,
-//! channel C on thread C mod T (from a file, the channels dealt out by their bytes). Each thread is pinned to its own core and owns everything on
-//! its hot path: its sockets, decoder, converter and bus publisher (a bus node of its own).
+//! channel C on thread C mod T (from a file, the channels dealt out by their bytes). Each
+//! thread is pinned to its own core and owns everything on its hot path: its sockets,
+//! decoder, converter and bus publisher (a bus node of its own).
 //! The threads are one publisher group on the feed: partners, not rivals, and subscribers
 //! wait for every thread's Done.
 
