@@ -7,6 +7,7 @@ use clap::{Args, Parser, Subcommand};
 use fastfeed_packet::Framing;
 
 mod cmd;
+mod deal;
 mod input;
 mod signals;
 mod tally;

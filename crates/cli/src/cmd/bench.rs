@@ -303,48 +303,54 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     if a.fixed && !matches!(a.what, What::Decode) {
         bail!("--static applies to `bench decode` only");
     }
-    let jobs = if a.by_channel {
-        let (jobs, channels) = Jobs::channels(&w.packets, threads, a.fixed)?;
-        eprintln!(
-            "{channels} channels on {} thread(s){}: {} packets",
-            jobs.threads,
-            if jobs.dynamic {
-                ", each taking the busiest channel left as it finishes one"
-            } else {
-                ""
-            },
-            jobs.sizes()
-        );
-        jobs
-    } else {
-        Jobs::runs(&w.packets, threads, a.fixed)
-    };
-    let times = match a.what {
+    let (times, threads) = match a.what {
         What::Decode => {
+            let jobs = decode_jobs(&w, threads, a.by_channel, a.fixed)?;
             let pin = !a.no_pin && jobs.threads > 1 && jobs.threads <= cores;
-            bench_threads::time_decode(&w, &jobs, a.passes, counter.messages, a.generated, pin)?
+            let times = bench_threads::time_decode(
+                &w,
+                &jobs,
+                a.passes,
+                counter.messages,
+                a.generated,
+                pin,
+            )?;
+            (times, jobs.threads)
         }
-        What::Encode => time_encode(&w, threads, a.passes, a.window, cores)?,
+        What::Encode => (
+            time_encode(&w, threads, a.passes, a.window, cores)?,
+            threads,
+        ),
     };
-    report(
-        &times,
-        counter.messages,
-        counter.entries,
-        bytes,
-        match a.what {
-            What::Decode => jobs.threads,
-            What::Encode => threads,
-        },
-    );
+    report(&times, counter.messages, counter.entries, bytes, threads);
     counter
         .tally
         .print(&w.templates, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }
 
-fn shares<T>(items: &[T], n: usize) -> Vec<&[T]> {
-    let per = items.len().div_ceil(n).max(1);
-    items.chunks(per).collect()
+/// The decode jobs: whole channels (said on stderr), or runs of packets.
+fn decode_jobs<'a>(
+    w: &Work<'a>,
+    threads: usize,
+    by_channel: bool,
+    fixed: bool,
+) -> Result<Jobs<'a>> {
+    if !by_channel {
+        return Ok(Jobs::runs(&w.packets, threads, fixed));
+    }
+    let (jobs, channels) = Jobs::channels(&w.packets, threads, fixed)?;
+    eprintln!(
+        "{channels} channels on {} thread(s){}: {} packets",
+        jobs.threads,
+        if jobs.dynamic {
+            ", each taking the busiest channel left as it finishes one"
+        } else {
+            ""
+        },
+        jobs.sizes()
+    );
+    Ok(jobs)
 }
 
 fn time_encode(
@@ -354,7 +360,7 @@ fn time_encode(
     window: Option<usize>,
     cores: usize,
 ) -> Result<Vec<f64>> {
-    let parts = shares(&w.packets, threads);
+    let parts = bench_threads::shares(&w.packets, threads);
     // With the whole file as one window, decode it once, outside the passes.
     let whole: Option<Vec<Vec<Vec<Message>>>> = window
         .is_none()

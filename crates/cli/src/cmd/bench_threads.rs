@@ -50,8 +50,10 @@ impl<'a> Jobs<'a> {
             return Jobs::one(packets);
         }
         if fixed {
-            let per = packets.len().div_ceil(threads).max(1);
-            let list: Vec<_> = packets.chunks(per).map(<[_]>::to_vec).collect();
+            let list: Vec<_> = shares(packets, threads)
+                .into_iter()
+                .map(<[_]>::to_vec)
+                .collect();
             let threads = list.len();
             return Jobs {
                 list,
@@ -112,11 +114,13 @@ impl<'a> Jobs<'a> {
             };
             return Ok((jobs, n));
         }
+        let packets: Vec<u64> = channels.iter().map(|c| c.len() as u64).collect();
         let mut list: Vec<Vec<&[u8]>> = vec![Vec::new(); threads];
-        for c in channels {
-            if let Some(least) = list.iter_mut().min_by_key(|p| p.len()) {
-                least.extend(c);
-            }
+        for (c, t) in channels
+            .into_iter()
+            .zip(crate::deal::least_loaded(&packets, threads))
+        {
+            list[t].extend(c);
         }
         let jobs = Jobs {
             list,
@@ -131,6 +135,12 @@ impl<'a> Jobs<'a> {
         let sizes: Vec<String> = self.list.iter().map(|j| j.len().to_string()).collect();
         sizes.join(", ")
     }
+}
+
+/// `items` in `n` equal runs (the last shorter).
+pub fn shares<T>(items: &[T], n: usize) -> Vec<&[T]> {
+    let per = items.len().div_ceil(n).max(1);
+    items.chunks(per).collect()
 }
 
 /// One decoding thread's part in a threaded run.

@@ -149,20 +149,12 @@ pub fn run(a: &PublishArgs, channels: u16, threads: usize) -> Result<ExitCode> {
 fn assign(channels: u16, threads: usize, weights: Option<&[u64]>) -> Vec<Vec<u16>> {
     let threads = threads.max(1);
     let mut mine = vec![Vec::new(); threads];
-    match weights {
-        None => (0..channels).for_each(|c| mine[c as usize % threads].push(c)),
-        Some(w) => {
-            let mut order: Vec<u16> = (0..channels).collect();
-            order.sort_by_key(|&c| std::cmp::Reverse(w.get(c as usize).copied().unwrap_or(0)));
-            let mut load = vec![0u64; threads];
-            for c in order {
-                // The first of the least loaded: ties go to the lower thread.
-                let t = (0..threads).min_by_key(|&t| (load[t], t)).unwrap_or(0);
-                load[t] += w.get(c as usize).copied().unwrap_or(0);
-                mine[t].push(c);
-            }
-            mine.iter_mut().for_each(|m| m.sort_unstable());
-        }
+    let thread_of: Vec<usize> = match weights {
+        None => (0..channels as usize).map(|c| c % threads).collect(),
+        Some(w) => crate::deal::least_loaded(w, threads),
+    };
+    for (c, t) in (0..channels).zip(thread_of) {
+        mine[t].push(c);
     }
     mine
 }
