@@ -56,6 +56,7 @@
 mod bus;
 mod history;
 mod join;
+mod keys;
 mod ports;
 mod queue;
 mod wire;

@@ -15,6 +15,7 @@ use zenoh::Wait;
 
 use crate::history::History;
 use crate::join::Join;
+use crate::keys::KeyDeclarations;
 use crate::queue::Queue;
 use crate::wire::{self, RecordWire};
 use crate::zerr;
@@ -206,6 +207,7 @@ pub struct ZenohSubscriber<R: Record> {
     /// The current state, accounted, then the live records held while it came.
     snapshot: VecDeque<Envelope<R>>,
     held: VecDeque<Envelope<R>>,
+    keys: KeyDeclarations,
 }
 
 impl<R: Record> ZenohSubscriber<R> {
@@ -253,6 +255,7 @@ impl<R: Record> ZenohSubscriber<R> {
             join,
             snapshot: VecDeque::new(),
             held: VecDeque::new(),
+            keys: KeyDeclarations::new(session, &stream),
         })
     }
 
@@ -302,6 +305,7 @@ impl<R: Record> Subscriber<R> for ZenohSubscriber<R> {
             return Ok(Some(env));
         }
         while let Some(env) = self.held.pop_front().or_else(|| self.queue.pop()) {
+            self.keys.see(env.record.security_id());
             if self.accounting.accept(&env) {
                 return Ok(Some(env));
             }
