@@ -234,7 +234,15 @@ impl Bus for ZenohBus {
             }
         };
         let queue = Arc::new(Queue::new(qos.queue, overflow, self.wakeup.clone()));
-        ZenohSubscriber::new(&self.session, &topic, securities, queue, qos.late_join)
+        let recorder = overflow == Overflow::Block;
+        ZenohSubscriber::new(
+            &self.session,
+            &topic,
+            securities,
+            queue,
+            qos.late_join,
+            recorder,
+        )
     }
 
     /// Echoes wait for room: a burst of them must all reach the publisher, and only the

@@ -217,6 +217,7 @@ impl<R: Record> ZenohSubscriber<R> {
         securities: Securities,
         queue: Arc<Queue<Envelope<R>>>,
         late_join: bool,
+        recorder: bool,
     ) -> Result<Self, BusError> {
         let rejected = Arc::new(AtomicU64::new(0));
         let stream = topic.stream_name();
@@ -247,6 +248,7 @@ impl<R: Record> ZenohSubscriber<R> {
         if let Some(j) = &join {
             j.ask(session, &stream)?;
         }
+        let keys = KeyDeclarations::new(session, &stream, recorder, &securities);
         Ok(ZenohSubscriber {
             _subscriber: subscriber,
             queue,
@@ -255,7 +257,7 @@ impl<R: Record> ZenohSubscriber<R> {
             join,
             snapshot: VecDeque::new(),
             held: VecDeque::new(),
-            keys: KeyDeclarations::new(session, &stream),
+            keys,
         })
     }
 
@@ -310,6 +312,7 @@ impl<R: Record> Subscriber<R> for ZenohSubscriber<R> {
                 return Ok(Some(env));
             }
         }
+        self.keys.declare_one();
         Ok(None)
     }
 
