@@ -91,3 +91,38 @@ fn demo_opra_delivers_every_record() {
         common::packets_with_header(f, fastfeed_sim::opra_templates(), 6)
     });
 }
+
+#[test]
+fn demo_sends_packets_no_larger_than_asked() {
+    // `-p 100`: about 6 messages a packet (67 at the default 1024), for latency without a
+    // long queue of records per packet.
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = std::env::temp_dir().join(format!("fastfeed-e2e-p100-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_fastfeed"))
+        .args(["demo", "simple", "-n", "2000", "-p", "100", "-s", "200"])
+        .args(["-g", &common::unique_group(7)])
+        .arg("--dir")
+        .arg(&dir)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "demo failed:\n{stdout}");
+    assert!(stdout.contains("missed 0,"), "{stdout}");
+    let packets = common::packets(&dir.join("simple2000.dat"), fastfeed_sim::SIMPLE_TEMPLATES);
+    let records: usize = packets.iter().map(|p| p.records.len()).sum();
+    assert!(records >= 2000, "{records} records");
+    assert!(
+        packets.len() >= 2000 / 8,
+        "{} packets for 2,000 messages",
+        packets.len()
+    );
+    let file = std::fs::read(dir.join("simple2000.dat")).unwrap();
+    let mut rest = &file[..];
+    while let [a, b, c, d, tail @ ..] = rest {
+        let len = u32::from_le_bytes([*a, *b, *c, *d]) as usize;
+        assert!(len <= 100, "a packet of {len} bytes");
+        rest = &tail[len..];
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
