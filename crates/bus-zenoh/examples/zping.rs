@@ -14,13 +14,11 @@ use std::time::{Duration, Instant};
 
 use zenoh::Wait;
 
-fn config(endpoint_kind: &str, endpoint: &str) -> zenoh::Config {
-    let mut c = zenoh::Config::default();
-    c.insert_json5("mode", "\"peer\"").expect("mode");
-    c.insert_json5("scouting/multicast/enabled", "false")
-        .expect("scouting");
-    c.insert_json5(endpoint_kind, &format!("[\"{endpoint}\"]"))
-        .expect("endpoint");
+mod common;
+
+/// The shared configuration, with the variant the environment asks for.
+fn config(kind: &str, endpoint: &str) -> zenoh::Config {
+    let mut c = common::config(kind, endpoint);
     if std::env::var_os("ZPING_TL0").is_some() {
         c.insert_json5("transport/link/tx/queue/batching/time_limit", "0")
             .expect("time limit");

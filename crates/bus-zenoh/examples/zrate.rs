@@ -13,15 +13,8 @@ use std::time::{Duration, Instant};
 
 use zenoh::Wait;
 
-fn config(endpoint_kind: &str, endpoint: &str) -> zenoh::Config {
-    let mut c = zenoh::Config::default();
-    c.insert_json5("mode", "\"peer\"").expect("mode");
-    c.insert_json5("scouting/multicast/enabled", "false")
-        .expect("scouting");
-    c.insert_json5(endpoint_kind, &format!("[\"{endpoint}\"]"))
-        .expect("endpoint");
-    c
-}
+mod common;
+use common::config;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
