@@ -33,8 +33,12 @@ struct LastValues {
 }
 
 impl LastValues {
+    /// Stores `sample` padded with zeros to the stride (a whole record, as a sample may
+    /// carry it).
     fn store(&mut self, security: u32, sample: &[u8], bucketed: bool) {
-        debug_assert_eq!(sample.len(), self.stride);
+        debug_assert!(sample.len() <= self.stride);
+        let len = sample.len().min(self.stride);
+        let sample = &sample[..len];
         if bucketed {
             self.bucketed.insert(security);
         }
@@ -43,11 +47,13 @@ impl LastValues {
             if self.dense.len() < at + self.stride {
                 self.dense.resize(at + self.stride, 0);
             }
-            self.dense[at..at + self.stride].copy_from_slice(sample);
+            self.dense[at..at + len].copy_from_slice(sample);
+            self.dense[at + len..at + self.stride].fill(0);
         } else {
             let slot = self.sparse.entry(security).or_default();
             slot.clear();
             slot.extend_from_slice(sample);
+            slot.resize(self.stride, 0);
         }
     }
 

@@ -15,8 +15,9 @@
 //! # Wire layout
 //! A sample is an 8-byte prefix (`u16` [`WIRE_VERSION`], `u16` the record's
 //! `LAYOUT_VERSION`, `u32` its type tag), the 32-byte envelope header, then the record's
-//! little-endian bytes: `crates/records/LAYOUT.md`, section "On Zenoh". A sample of another
-//! size or prefix is counted ([`ZenohSubscriber::rejected`]) and dropped.
+//! little-endian bytes up to its last non-zero entry (the rest are zeros a reader puts back):
+//! `crates/records/LAYOUT.md`, section "On Zenoh". A sample longer than the record, or of
+//! another prefix, is counted ([`ZenohSubscriber::rejected`]) and dropped.
 //!
 //! # Quality of service
 //! - Screen subscribers drop the oldest record of their queue when full (counted as missed);

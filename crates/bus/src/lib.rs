@@ -95,6 +95,12 @@ pub trait Record:
     const LAYOUT_VERSION: u16;
     /// The security the record is about: subscribers filter on it.
     fn security_id(&self) -> u32;
+    /// The record's bytes that matter: past this many, all are zero (a record's unused
+    /// entry slots), and a byte wire may leave them out (`fastfeed-bus-zenoh` does; its
+    /// readers put the zeros back). Every byte by default.
+    fn wire_len(&self) -> usize {
+        size_of::<Self>()
+    }
     /// Compact tag of the record type, carried in [`Echo`] and [`Control`].
     fn type_tag() -> u32 {
         type_tag(Self::TYPE_NAME)

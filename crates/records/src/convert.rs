@@ -290,6 +290,9 @@ impl Converter {
                     *slot = *e;
                     rec.entry_count += 1;
                 }
+                // A last part with fewer entries: the slots past them are zero, not the
+                // previous part's (byte wires leave zeros out, see `Record::wire_len`).
+                rec.entries[rec.entry_count as usize..].fill(Default::default());
                 self.records.push(Record::MarketData(rec));
             }
         }
@@ -319,6 +322,9 @@ impl Converter {
                     *slot = *e;
                     rec.entry_count += 1;
                 }
+                // A last part with fewer entries: the slots past them are zero, not the
+                // previous part's (byte wires leave zeros out, see `Record::wire_len`).
+                rec.entries[rec.entry_count as usize..].fill(Default::default());
                 self.records.push(Record::QuoteRequest(rec));
             }
         }

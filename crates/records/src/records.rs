@@ -315,6 +315,10 @@ impl RecordType for MarketData {
     fn security_id(&self) -> u32 {
         self.security_id
     }
+    /// Up to the last valid entry: the converter leaves the other slots zero.
+    fn wire_len(&self) -> usize {
+        std::mem::offset_of!(MarketData, entries) + size_of_val(self.entries())
+    }
 }
 
 impl RecordType for QuoteRequest {
@@ -322,6 +326,10 @@ impl RecordType for QuoteRequest {
     const LAYOUT_VERSION: u16 = 1;
     fn security_id(&self) -> u32 {
         self.security_id
+    }
+    /// Up to the last valid entry: the converter leaves the other slots zero.
+    fn wire_len(&self) -> usize {
+        std::mem::offset_of!(QuoteRequest, entries) + size_of_val(self.entries())
     }
 }
 

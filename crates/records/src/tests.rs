@@ -300,6 +300,16 @@ fn a_security_with_many_entries_takes_several_records() {
         vec![(1, 0, 3, 8), (1, 1, 3, 8), (1, 2, 3, 2), (2, 0, 1, 1)]
     );
     assert_eq!(conv.stats().extra_parts, 2);
+    // The last part's unused slots are zero, not the part before's: a byte wire sends the
+    // record up to its wire_len and the reader puts zeros back.
+    let Record::MarketData(last) = recs[0][2] else {
+        unreachable!()
+    };
+    assert!(last.entries[2..].iter().all(|e| *e == MdEntry::default()));
+    let bytes = zerocopy::IntoBytes::as_bytes(&last);
+    let used = fastfeed_bus::Record::wire_len(&last);
+    assert_eq!(used, 24 + 2 * size_of::<MdEntry>());
+    assert!(bytes[used..].iter().all(|&b| b == 0));
 }
 
 #[test]
