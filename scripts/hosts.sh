@@ -10,8 +10,8 @@
 # on shared memory on one host, and each subscriber's count. Exits non-zero unless both
 # subscriber hosts (host a alone with --cut) received every record.
 #
-# Needs root and `ip netns`. Namespaces and links get names unique to this run and are
-# removed on exit. Only addresses inside these namespaces are used.
+# Needs root and `ip netns` (or --loopback, below). Namespaces and links get names unique to
+# this run and are removed on exit. Only addresses inside these namespaces are used.
 #
 # Faults (each subscriber's report then tells what it missed; the others must miss nothing):
 #   --cut SECS     subscriber host b's link goes down for SECS seconds, --cut-at SECS (default
@@ -27,10 +27,13 @@
 # --one: subscriber host a alone (no host b).
 # --express: the publisher sends each record at once (Zenoh express) instead of letting Zenoh
 # batch it with the next ones: lower latency, a costlier publish call.
+# --loopback: no namespaces (a container without `ip netns`, or no root): the same processes
+# on this host, multicast and Zenoh over loopback, each subscriber on an endpoint of its own;
+# no --cut (there is no link to cut).
 #
 # Usage: scripts/hosts.sh [-n COUNT] [-d simple|complex] [-s PAUSE_US] [-p PACKET_BYTES]
 #                         [--cut SECS [--cut-at SECS]] [--slow MS] [--queue N] [--no-shm]
-#                         [--throughput] [--one] [--express] [--keep DIR]
+#                         [--throughput] [--one] [--express] [--loopback] [--keep DIR]
 #   -s: the simulator's pause between packets (default 20 us); -p: largest packet (1024).
 #   FASTFEED_BIN: the fastfeed executable (default: $CARGO_TARGET_DIR or target, debug).
 set -euo pipefail
@@ -48,6 +51,7 @@ queue=4096
 throughput=0
 express=0
 one=0
+loopback=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) count="$2"; shift 2 ;;
@@ -61,6 +65,7 @@ while [ $# -gt 0 ]; do
     --throughput) throughput=1; shm=0; shift ;;
     --express) express=1; shift ;;
     --one) one=1; shift ;;
+    --loopback) loopback=1; shift ;;
     --no-shm) shm=0; shift ;;
     --keep) keep="$2"; shift 2 ;;
     -h|--help) sed -n 2,35p "$0"; exit 0 ;;
@@ -71,8 +76,12 @@ done
 root="$(cd "$(dirname "$0")/.." && pwd)"
 bin="${FASTFEED_BIN:-${CARGO_TARGET_DIR:-$root/target}/debug/fastfeed}"
 [ -x "$bin" ] || { echo "hosts.sh: no fastfeed executable at $bin (cargo build -p fastfeed-cli, or set FASTFEED_BIN)" >&2; exit 2; }
-[ "$(id -u)" = 0 ] || { echo "hosts.sh: needs root (network namespaces)" >&2; exit 2; }
-command -v ip >/dev/null || { echo "hosts.sh: needs iproute2's ip" >&2; exit 2; }
+if [ "$loopback" = 0 ]; then
+  [ "$(id -u)" = 0 ] || { echo "hosts.sh: needs root (network namespaces; or --loopback)" >&2; exit 2; }
+  command -v ip >/dev/null || { echo "hosts.sh: needs iproute2's ip (or --loopback)" >&2; exit 2; }
+elif [ -n "$cut" ]; then
+  echo "hosts.sh: --cut needs network namespaces (no --loopback)" >&2; exit 2
+fi
 
 # Unique per run: the pid and a random tag (interface names are at most 15 characters).
 tag="$(printf '%08x' $(( (($$ << 15) | RANDOM) & 0xffffffff )))"
@@ -96,6 +105,16 @@ trap 'exit 130' INT TERM
 sub_ns() { case "$1" in a) echo "$ns_a" ;; b) echo "$ns_b" ;; c) echo "$ns_c" ;; esac; }
 sub_net() { case "$1" in a) echo 2 ;; b) echo 3 ;; c) echo 4 ;; esac; }
 
+# Addresses: the simulator's and the publisher's on their link, and a subscriber host's
+# endpoint (the publisher's side of its link).
+sim_ip=10.201.1.1 pub_ip=10.201.1.2
+sub_ep() { echo "tcp/10.201.$(sub_net "$1").1:7447"; }
+if [ "$loopback" = 1 ]; then
+  sim_ip=127.0.0.1 pub_ip=127.0.0.1
+  sub_ep() { echo "tcp/127.0.0.1:$(( 30000 + ($$ % 1000) * 8 + $(sub_net "$1") ))"; }
+fi
+
+if [ "$loopback" = 0 ]; then
 for ns in "$ns_sim" "$ns_pub" $(for s in "${subs[@]}"; do sub_ns "$s"; done); do
   ip netns add "$ns"
   ip -n "$ns" link set lo up
@@ -113,6 +132,7 @@ link "$ns_sim" 10.201.1.1 "$ns_pub" 10.201.1.2 m
 for s in "${subs[@]}"; do link "$ns_pub" "10.201.$(sub_net "$s").1" "$(sub_ns "$s")" "10.201.$(sub_net "$s").2" "$s"; done
 # Multicast leaves the simulator host on its only link.
 ip -n "$ns_sim" route add 224.0.0.0/4 dev "vma$tag"
+fi
 
 # A group of our own (239/8, administratively scoped), from the pid.
 group="239.201.$(( ($$ >> 8) & 255 )).$(( $$ & 255 )):$(( 20000 + $$ % 20000 ))"
@@ -120,11 +140,14 @@ feed="hosts$tag"
 file="$work/$data$count.dat"
 "$bin" generate "$data" -o "$file" -n "$count" -p "$packet" >/dev/null
 
-in_ns() { local ns="$1"; shift; ip netns exec "$ns" "$@"; }
+in_ns() {
+  local ns="$1"; shift
+  if [ "$loopback" = 1 ]; then "$@"; else ip netns exec "$ns" "$@"; fi
+}
 
 listen=()
 for s in "${subs[@]}"; do
-  ep="tcp/10.201.$(sub_net "$s").1:7447"
+  ep="$(sub_ep "$s")"
   listen+=(--listen "$ep")
   extra=(--queue "$queue" --dump "$work/sub_$s.records")
   [ "$s" != c ] || extra=(--stall-ms "$slow" --queue 1024 --dump "$work/sub_$s.records")
@@ -137,7 +160,7 @@ done
 
 fifo="$work/pub.fifo"
 mkfifo "$fifo"
-source=(-g "$group" -i 10.201.1.2)
+source=(-g "$group" -i "$pub_ip")
 [ "$express" = 0 ] || source+=(--express)
 [ "$throughput" = 0 ] || source=(-f "$file" --block-when-congested --no-echo)
 in_ns "$ns_pub" "$bin" publish "$data" --feed "$feed" --bus zenoh "${listen[@]}" \
@@ -190,7 +213,7 @@ sim_start=$(date +%s.%N)
 # Long pauses are slept: spinning through them would take a core from the hosts.
 pacing=spin
 [ "$pause" -lt 200 ] || pacing=sleep
-[ "$throughput" = 1 ] || in_ns "$ns_sim" "$bin" multicast -f "$file" -g "$group" -i 10.201.1.1 -s "$pause" --pacing "$pacing" -q
+[ "$throughput" = 1 ] || in_ns "$ns_sim" "$bin" multicast -f "$file" -g "$group" -i "$sim_ip" -s "$pause" --pacing "$pacing" -q
 sim_end=$(date +%s.%N)
 cat <&3 >"$work/pub.out"
 pub_ok=0; wait "$pub_pid" || pub_ok=$?
@@ -199,7 +222,11 @@ declare -A sub_rc
 for i in "${!subs[@]}"; do rc=0; wait "${pids[$i]}" || rc=$?; sub_rc[${subs[$i]}]=$rc; done
 pids=()
 
-echo "== across hosts: sim -> multicast -> publisher host -> Zenoh (TCP over veth) -> ${#subs[@]} subscriber host(s)"
+if [ "$loopback" = 1 ]; then
+  echo "== one host, loopback (--loopback): sim -> multicast -> publisher -> Zenoh (TCP) -> ${#subs[@]} subscriber(s)"
+else
+  echo "== across hosts: sim -> multicast -> publisher host -> Zenoh (TCP over veth) -> ${#subs[@]} subscriber host(s)"
+fi
 echo "== $data, $count messages"
 sed -n '/^times in microseconds/,$p' "$work/pub.out"
 [ "$throughput" = 0 ] || awk -v n="$(grep -m1 '^  "records":' "$work/pub.json" | tr -dc 0-9)" \

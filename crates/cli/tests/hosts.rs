@@ -5,7 +5,7 @@
 //! (published = received + missed) while the others miss nothing and the publisher goes on.
 //!
 //! Needs root and `ip netns` (CI runs as root). Where they are missing the tests fail and
-//! say so, unless FASTFEED_SKIP_NETNS=1.
+//! say so, unless FASTFEED_SKIP_NETNS=1; the `--loopback` one needs neither.
 
 mod common;
 
@@ -33,7 +33,8 @@ fn netns_usable() -> Result<(), String> {
 
 /// Runs hosts.sh with `args`, keeping its files in a scratch folder; `None` when skipped.
 fn hosts(name: &str, args: &[&str]) -> Option<(PathBuf, String)> {
-    if let Err(why) = netns_usable() {
+    let namespaces = !args.contains(&"--loopback");
+    if let Err(why) = if namespaces { netns_usable() } else { Ok(()) } {
         if std::env::var("FASTFEED_SKIP_NETNS").as_deref() == Ok("1") {
             eprintln!("skipped: network namespaces unavailable ({why})");
             return None;
@@ -152,6 +153,29 @@ fn two_subscriber_hosts_receive_every_record() {
 
     let want = expected(&dir, "simple10000.dat");
     assert!(want.len() >= 10_000);
+    let p = common::read_json(&dir.join("pub.json"));
+    for host in ["a", "b"] {
+        has_every_record(&dir, host, &want);
+        reconciled(
+            &p,
+            host,
+            &common::read_json(&dir.join(format!("sub_{host}.json"))),
+        );
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The same topology without namespaces (`--loopback`: containers without `ip netns`):
+/// every process on this host, multicast and Zenoh over loopback.
+#[test]
+fn loopback_hosts_receive_every_record() {
+    let args = ["--loopback", "-n", "5000", "--no-shm"];
+    let Some((dir, stdout)) = hosts("hosts-loopback", &args) else {
+        return;
+    };
+    assert!(stdout.contains("one host, loopback"), "{stdout}");
+    assert!(stdout.contains("one-way latency"), "{stdout}");
+    let want = expected(&dir, "simple5000.dat");
     let p = common::read_json(&dir.join("pub.json"));
     for host in ["a", "b"] {
         has_every_record(&dir, host, &want);
