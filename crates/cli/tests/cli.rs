@@ -335,6 +335,14 @@ fn demo_refuses_data_it_cannot_run_and_says_why() {
 }
 
 #[test]
+fn demo_refuses_zenoh_options_on_shared_memory() {
+    let out = fastfeed(&["demo", "--express", "-n", "100"]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("are for --bus zenoh"), "{err}");
+}
+
+#[test]
 fn publish_refuses_threads_it_cannot_give_their_own_bus() {
     // One stream has no channels to split.
     let out = fastfeed(&["publish", "simple", "--threads", "2", "-f", "none.dat"]);

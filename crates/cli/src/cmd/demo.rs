@@ -37,6 +37,10 @@ pub struct DemoArgs {
     /// (default: a free loopback port).
     #[arg(long, value_name = "ENDPOINT")]
     pub zenoh_endpoint: Option<String>,
+    /// With --bus zenoh: the publisher sends each record at once (`publish --express`)
+    /// instead of letting Zenoh batch it with the next ones.
+    #[arg(long)]
+    pub express: bool,
     /// Largest packet in bytes (as `generate -p`). A packet's records are published one after
     /// another, so each record's round trip includes the records before it in its packet:
     /// small packets (`-p 100`: about 6 simple messages, against 67 at 1024) show the path's
@@ -193,6 +197,9 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         ),
         DataSet::Simple | DataSet::Complex | DataSet::Opra => {}
     }
+    if a.bus == BusKind::Shm && (a.express || a.zenoh_endpoint.is_some()) {
+        anyhow::bail!("--express and --zenoh-endpoint are for --bus zenoh");
+    }
     if !fastfeed_net::loopback_multicast_works() {
         eprintln!("fastfeed demo: {}", fastfeed_net::LOOPBACK_HINT);
         eprintln!("(or run the publisher from the file: fastfeed publish -f FILE)");
@@ -303,6 +310,9 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     }
     if let Some(e) = &endpoint {
         pub_args.extend(["--listen".to_string(), e.clone()]);
+        if a.express {
+            pub_args.push("--express".to_string());
+        }
         if a.data == DataSet::Opra {
             // Measured on 2 cores, `demo opra -n 100000 --bus zenoh`: one thread 30.9 k msg/s
             // and every record delivered; two threads sharing the session 23.8 k msg/s, and
