@@ -85,6 +85,12 @@ impl ZenohBus {
         }
     }
 
+    /// Idle ports of this bus poll (yielding the CPU) instead of sleeping until a sample
+    /// comes: no wake-up per sample, a core kept busy (`subscribe --spin`).
+    pub fn spin_when_idle(&self) {
+        self.wakeup.spin();
+    }
+
     /// The underlying session (its id, links, or anything else Zenoh offers).
     pub fn session(&self) -> &zenoh::Session {
         &self.session

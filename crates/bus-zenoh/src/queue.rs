@@ -37,6 +37,8 @@ pub(crate) struct Wakeup {
     hint: AtomicBool,
     /// Whether waiters poll first (see [`Wakeup::poll_first`]).
     poll: AtomicBool,
+    /// Whether waiters poll only (see [`Wakeup::spin`]).
+    spin: AtomicBool,
 }
 
 /// How many times a polling waiter yields the CPU, looking for an arrival, before it sleeps.
@@ -61,9 +63,26 @@ impl Wakeup {
         self.poll.store(true, Ordering::Relaxed);
     }
 
+    /// From now on, waiters never sleep: they yield the CPU until an arrival or their time is
+    /// up. A process that has a core to spare (`subscribe --spin`) then takes each sample
+    /// without a wake-up.
+    pub(crate) fn spin(&self) {
+        self.spin.store(true, Ordering::Relaxed);
+    }
+
     /// Returns at once if anything arrived since the last wait, else after the next arrival or
     /// `max`.
     pub(crate) fn wait(&self, max: Duration) {
+        if self.spin.load(Ordering::Relaxed) {
+            let start = std::time::Instant::now();
+            while !self.hint.load(Ordering::Acquire) && start.elapsed() < max {
+                std::thread::yield_now();
+            }
+            let mut s = lock(&self.state);
+            s.pending = false;
+            self.hint.store(false, Ordering::Release);
+            return;
+        }
         if self.poll.load(Ordering::Relaxed) {
             for _ in 0..POLL_YIELDS {
                 if self.hint.load(Ordering::Acquire) {
@@ -204,6 +223,26 @@ mod tests {
         producer.join().unwrap();
         assert_eq!(got, (0..100).collect::<Vec<_>>());
         assert_eq!(q.dropped(), 0);
+    }
+
+    #[test]
+    fn a_spinning_wakeup_returns_on_arrival_and_after_its_time() {
+        let w = Arc::new(Wakeup::default());
+        w.spin();
+        let t = Instant::now();
+        w.wait(Duration::from_millis(20));
+        assert!(t.elapsed() >= Duration::from_millis(20), "nothing came");
+        let notifier = {
+            let w = w.clone();
+            std::thread::spawn(move || {
+                std::thread::sleep(Duration::from_millis(10));
+                w.notify();
+            })
+        };
+        let t = Instant::now();
+        w.wait(Duration::from_secs(5));
+        assert!(t.elapsed() < Duration::from_secs(1), "woke on the arrival");
+        notifier.join().unwrap();
     }
 
     #[test]

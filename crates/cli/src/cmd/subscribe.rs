@@ -99,7 +99,13 @@ pub fn run(a: SubscribeArgs) -> Result<ExitCode> {
                 ShmBus::with_config(&a.feed, config).context("opening the shared-memory bus")?;
             run_on(&bus, &a)
         }
-        BusKind::Zenoh => run_on(&a.zenoh.open(&a.feed)?, &a),
+        BusKind::Zenoh => {
+            let bus = a.zenoh.open(&a.feed)?;
+            if a.spin {
+                bus.spin_when_idle();
+            }
+            run_on(&bus, &a)
+        }
     }
 }
 
