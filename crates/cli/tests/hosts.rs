@@ -142,6 +142,19 @@ fn longest_publish_ms(p: &Value) -> f64 {
     publish.max(control)
 }
 
+/// Hosts a and b both got exactly the file's records, and their counters reconcile.
+fn both_hosts_have_every_record(dir: &Path, want: &[String]) {
+    let p = common::read_json(&dir.join("pub.json"));
+    for host in ["a", "b"] {
+        has_every_record(dir, host, want);
+        reconciled(
+            &p,
+            host,
+            &common::read_json(&dir.join(format!("sub_{host}.json"))),
+        );
+    }
+}
+
 #[test]
 fn two_subscriber_hosts_receive_every_record() {
     let Some((dir, stdout)) = hosts("hosts", &["-n", "10000"]) else {
@@ -153,15 +166,7 @@ fn two_subscriber_hosts_receive_every_record() {
 
     let want = expected(&dir, "simple10000.dat");
     assert!(want.len() >= 10_000);
-    let p = common::read_json(&dir.join("pub.json"));
-    for host in ["a", "b"] {
-        has_every_record(&dir, host, &want);
-        reconciled(
-            &p,
-            host,
-            &common::read_json(&dir.join(format!("sub_{host}.json"))),
-        );
-    }
+    both_hosts_have_every_record(&dir, &want);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -176,15 +181,7 @@ fn loopback_hosts_receive_every_record() {
     assert!(stdout.contains("one host, loopback"), "{stdout}");
     assert!(stdout.contains("one-way latency"), "{stdout}");
     let want = expected(&dir, "simple5000.dat");
-    let p = common::read_json(&dir.join("pub.json"));
-    for host in ["a", "b"] {
-        has_every_record(&dir, host, &want);
-        reconciled(
-            &p,
-            host,
-            &common::read_json(&dir.join(format!("sub_{host}.json"))),
-        );
-    }
+    both_hosts_have_every_record(&dir, &want);
     std::fs::remove_dir_all(&dir).ok();
 }
 
