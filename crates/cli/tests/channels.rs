@@ -140,4 +140,5 @@ fn two_threads_take_the_channels_and_account_for_every_loss() {
     assert_eq!(num(&subscriber, "received"), records.len() as u64);
     assert_eq!(num(&subscriber, "missed"), 0);
     assert_eq!(common::read_dump(&dump), common::dump_lines(records));
+    std::fs::remove_dir_all(&dir).ok();
 }

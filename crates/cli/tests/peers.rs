@@ -35,6 +35,7 @@ fn publish_no_echo_stops_the_subscribers_echoes() {
     assert!(common::num(&r, "received") >= 2000, "{r}");
     assert_eq!(r["complete"], true);
     assert_eq!(r["publishers"].as_array().map(Vec::len), Some(1));
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -98,6 +99,7 @@ fn the_report_says_how_many_missing_ranges_it_left_out() {
         stdout.contains(&format!("and {} more missing ranges", ranges - 10)),
         "{ranges} ranges: {stdout}"
     );
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 /// Two demos at once, without -g: each picks a group of its own, so neither sees the
