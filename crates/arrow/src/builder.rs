@@ -1,6 +1,7 @@
 //! The decoder's [`Handler`] that fills the columns of one template's table, field by field,
 //! with no message tree in between.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchOptions};
@@ -153,6 +154,18 @@ impl TableBuilder {
                 &self.plan.top,
             )))
         })
+    }
+
+    /// The scale of each decimal column that has one by now (fixed, or learned from the
+    /// first batch), by column name, as [`TableOptions::column_scales`] takes them: a table
+    /// built with these has this one's schema from its first batch on.
+    pub fn scales(&self) -> HashMap<String, i8> {
+        self.plan
+            .columns
+            .iter()
+            .zip(&self.cols)
+            .filter_map(|(spec, col)| Some((spec.name.clone(), col.scale?)))
+            .collect()
     }
 
     /// Drops the fields of a message that failed to decode: its rows never appear.

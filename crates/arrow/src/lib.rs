@@ -28,11 +28,13 @@
 
 mod builder;
 mod column;
+mod parallel;
 mod plan;
 mod reader;
 mod write;
 
 pub use builder::{TableBuilder, DEFAULT_BATCH_ROWS};
+pub use parallel::{write_table_parallel, ParallelTable, BLOCK_BYTES};
 pub use plan::TableOptions;
 pub use reader::{BatchReader, OnError, Skipped, TableSet, KEPT_ERRORS};
 pub use write::{

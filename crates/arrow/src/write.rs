@@ -59,40 +59,8 @@ impl TableWriter {
         let file = BufWriter::new(File::create(path)?);
         Ok(match format {
             FileFormat::Parquet => {
-                let mut props = WriterProperties::builder()
-                    .set_compression(Compression::SNAPPY)
-                    .set_max_row_group_row_count(Some(ROW_GROUP_ROWS));
-                // Measured: with statistics on its decimal128 columns the writer's memory
-                // grows by about 2 MB per row group for the whole file (430 MB at 1.1 GB of
-                // input, 66 MB without); the other columns keep theirs.
-                let descr = ArrowSchemaConverter::new().convert(&schema)?;
-                for col in descr.columns() {
-                    // Integers (sequence numbers, times, sizes, counts) are delta-coded, not
-                    // dictionary-coded: most are nearly all distinct, and hashing each into a
-                    // dictionary cost time for nothing. Measured on 104 MB of the simulator's
-                    // complex data (4.6 M entry rows): 1.05-1.09 s instead of 1.33-1.37, and
-                    // 43.0 MB of file instead of 72.8. Strings and decimals keep their
-                    // dictionaries (without them: no faster, and a bigger file).
-                    if matches!(
-                        col.physical_type(),
-                        PhysicalType::INT32 | PhysicalType::INT64
-                    ) {
-                        props = props
-                            .set_column_dictionary_enabled(col.path().clone(), false)
-                            .set_column_encoding(col.path().clone(), Encoding::DELTA_BINARY_PACKED);
-                    }
-                    if col.converted_type() == ConvertedType::DECIMAL {
-                        props = props.set_column_statistics_enabled(
-                            col.path().clone(),
-                            EnabledStatistics::None,
-                        );
-                    }
-                }
-                TableWriter::Parquet(Box::new(ArrowWriter::try_new(
-                    file,
-                    schema,
-                    Some(props.build()),
-                )?))
+                let props = parquet_properties(&schema)?;
+                TableWriter::Parquet(Box::new(ArrowWriter::try_new(file, schema, Some(props))?))
             }
             FileFormat::Arrow => TableWriter::Arrow(Box::new(
                 arrow_ipc::writer::FileWriter::try_new(file, &schema)?,
@@ -117,6 +85,39 @@ impl TableWriter {
         }
         Ok(())
     }
+}
+
+/// Parquet's settings for a table of this schema: snappy, row groups of [`ROW_GROUP_ROWS`],
+/// integers delta-coded, no statistics on decimals.
+pub(crate) fn parquet_properties(schema: &SchemaRef) -> Result<WriterProperties, TableError> {
+    let mut props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_max_row_group_row_count(Some(ROW_GROUP_ROWS));
+    // Measured: with statistics on its decimal128 columns the writer's memory
+    // grows by about 2 MB per row group for the whole file (430 MB at 1.1 GB of
+    // input, 66 MB without); the other columns keep theirs.
+    let descr = ArrowSchemaConverter::new().convert(schema)?;
+    for col in descr.columns() {
+        // Integers (sequence numbers, times, sizes, counts) are delta-coded, not
+        // dictionary-coded: most are nearly all distinct, and hashing each into a
+        // dictionary cost time for nothing. Measured on 104 MB of the simulator's
+        // complex data (4.6 M entry rows): 1.05-1.09 s instead of 1.33-1.37, and
+        // 43.0 MB of file instead of 72.8. Strings and decimals keep their
+        // dictionaries (without them: no faster, and a bigger file).
+        if matches!(
+            col.physical_type(),
+            PhysicalType::INT32 | PhysicalType::INT64
+        ) {
+            props = props
+                .set_column_dictionary_enabled(col.path().clone(), false)
+                .set_column_encoding(col.path().clone(), Encoding::DELTA_BINARY_PACKED);
+        }
+        if col.converted_type() == ConvertedType::DECIMAL {
+            props =
+                props.set_column_statistics_enabled(col.path().clone(), EnabledStatistics::None);
+        }
+    }
+    Ok(props.build())
 }
 
 /// What a conversion wrote.

@@ -120,38 +120,35 @@ fn decode_to_parquet_and_arrow_files() {
     std::fs::create_dir_all(&dir).unwrap();
     let tpl = corpus("mfast-complex/example.xml");
     let dat = corpus("mfast-complex/complex30000.dat");
-    let file = dir.join("md.parquet");
-    let out = fastfeed(&[
-        "decode",
-        "-t",
-        &tpl,
-        "--framing",
-        "len32le",
-        &dat,
-        "--format",
-        "parquet",
-        "--template",
-        "MarketData",
-        "--entries",
-        "MDEntries",
-        "-o",
-        file.to_str().unwrap(),
-    ]);
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
-    assert!(
-        err.contains("89700 rows from 29700 MarketData messages"),
-        "{err}"
-    );
-    let rows: i64 =
-        parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&file).unwrap())
-            .map(|r| {
-                parquet::file::reader::FileReader::metadata(&r)
-                    .file_metadata()
-                    .num_rows()
-            })
-            .unwrap();
-    assert_eq!(rows, 89_700);
+    // The rows of MarketData's entries as text, converted with these options.
+    let rows_of = |options: &[&str], name: &str| {
+        let file = dir.join(format!("{name}.parquet"));
+        let mut args = vec!["decode", "-t", &tpl, "--framing", "len32le", &dat];
+        args.extend(options);
+        args.extend(["--format", "parquet", "--template", "MarketData"]);
+        args.extend(["--entries", "MDEntries", "-o", file.to_str().unwrap()]);
+        let out = fastfeed(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(
+            err.contains("89700 rows from 29700 MarketData messages"),
+            "{err}"
+        );
+        let r =
+            parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&file).unwrap())
+                .unwrap();
+        parquet::file::reader::FileReader::get_row_iter(&r, None)
+            .unwrap()
+            .map(|row| row.unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    let rows = rows_of(&[], "md");
+    assert_eq!(rows.len(), 89_700);
+    // Packets that reset the dictionaries decode in blocks on workers: the same rows as on
+    // one thread (complex30000 was encoded with a reset before each message).
+    let reset = |threads| rows_of(&["--reset-each-packet", "--threads", threads], threads);
+    assert_eq!(reset("1"), rows);
+    assert_eq!(reset("3"), rows);
 
     // A directory of a file per template.
     let all = dir.join("all");

@@ -100,6 +100,15 @@ impl<R: Read> StreamDecoder<R> {
         self
     }
 
+    /// Counts positions and packets from `offset` and `packets` on, for a piece of a larger
+    /// input decoded on its own: its errors and positions then say where they lie in the
+    /// whole input.
+    pub fn starting_at(mut self, offset: usize, packets: usize) -> Self {
+        self.base = offset;
+        self.packets = packets;
+        self
+    }
+
     /// Packets read so far (a `raw` stream counts as one).
     pub fn packets(&self) -> usize {
         self.packets

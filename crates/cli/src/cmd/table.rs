@@ -10,8 +10,8 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use fastfeed_arrow::{
-    with_scale_retry, write_table, write_tables, BatchReader, FileFormat, OnError, TableBuilder,
-    TableOptions, TableSet, Written,
+    with_scale_retry, write_table, write_table_parallel, write_tables, BatchReader, FileFormat,
+    OnError, ParallelTable, TableBuilder, TableOptions, TableSet, Written,
 };
 use fastfeed_codec::{DecodeOptions, Decoder, Templates};
 use fastfeed_packet::{PacketOptions, StreamDecoder};
@@ -43,6 +43,11 @@ pub struct TableArgs {
     /// The scale of every decimal column; by default learned from the data, exactly.
     #[arg(long)]
     pub decimal_scale: Option<i8>,
+    /// Workers decoding and encoding blocks of packets at once, with `--template` on a
+    /// `len32le` file whose packets each reset the dictionaries (`--reset-each-packet`);
+    /// 0: one per core. Other inputs decode on one thread, with the file written on another.
+    #[arg(long, default_value_t = 0)]
+    pub threads: usize,
     /// No progress bar.
     #[arg(short = 'q', long)]
     pub quiet: bool,
@@ -92,15 +97,22 @@ pub fn run(
         decimal_scale: a.decimal_scale,
         ..Default::default()
     };
-    let open = || -> Result<StreamDecoder<BufReader<File>>> {
-        let file = File::open(input).with_context(|| format!("reading {}", input.display()))?;
-        let decoder = Decoder::with_options(
+    let threads = match a.threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let new_decoder = || {
+        Decoder::with_options(
             templates.clone(),
             DecodeOptions {
                 strict,
                 ..Default::default()
             },
-        );
+        )
+    };
+    let open = || -> Result<StreamDecoder<BufReader<File>>> {
+        let file = File::open(input).with_context(|| format!("reading {}", input.display()))?;
+        let decoder = new_decoder();
         let opts = PacketOptions {
             skip_header: framing.skip_header,
             reset_each_packet: framing.reset_each_packet,
@@ -117,8 +129,38 @@ pub fn run(
             b.set_position(pos as u64);
         }
     };
+    // Blocks of packets decode apart only where every packet starts from empty dictionaries.
+    let parallel = template.filter(|_| {
+        threads > 1
+            && framing.reset_each_packet
+            && matches!(framing.framing, crate::InputFraming::Len32le)
+    });
     let mut failure = None;
     let written = with_scale_retry(&opts, |opts| {
+        if let Some(name) = parallel {
+            let t = templates
+                .by_name(name)
+                .ok_or_else(|| fastfeed_arrow::TableError::NoTemplate(name.to_owned()))?;
+            let cfg = ParallelTable {
+                template: t,
+                opts: opts.clone(),
+                batch_rows: a.batch_rows,
+                on_error: OnError::Skip,
+                new_decoder: &new_decoder,
+                packet: PacketOptions {
+                    skip_header: framing.skip_header,
+                    reset_each_packet: true,
+                },
+                max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
+                threads,
+                block_bytes: fastfeed_arrow::BLOCK_BYTES,
+            };
+            let file = File::open(input).map_err(fastfeed_arrow::TableError::Io)?;
+            let file = BufReader::with_capacity(1 << 20, file);
+            if let Some(w) = write_table_parallel(file, &cfg, output, format, show)? {
+                return Ok(w);
+            }
+        }
         let stream = open().map_err(|e| {
             failure = Some(e);
             fastfeed_arrow::TableError::Schema("input".into())
