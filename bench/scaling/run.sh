@@ -5,7 +5,8 @@
 # bench_mfast and bench_mfast_simple (bench/mfast/build.sh), for the single-core race; left
 # out, the race is skipped. C: the corpus folder (default ../shared/corpus). DIR: scratch space.
 # COPIES, OPRA_N, SIMPLE_N, DEMO_N: the data sizes. THREADS: the thread counts (default 1 2 4 ... up to the cores, and the cores).
-# SECTIONS: which parts run (default all: race cpus scale publish demo).
+# SECTIONS: which parts run (default all: race cpus scale publish demo tables).
+# TABLES_N: messages of the generated complex capture for the tables part (default 16500000, 1.1 GB).
 # Usage: bench/scaling/run.sh > scaling.txt
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -34,7 +35,7 @@ big=$DIR/complex16.dat
 [ -f "$DIR/race-simple.dat" ] || "$FF" generate simple -o "$DIR/race-simple.dat" > /dev/null
 ls -l "$DIR"
 
-SECTIONS=${SECTIONS:-race cpus scale publish demo}
+SECTIONS=${SECTIONS:-race cpus scale publish demo tables}
 has() { case " $SECTIONS " in *" $1 "*) return 0 ;; esac; return 1; }
 # The share of CPU time the host took from this VM (steal) since the last call.
 steal_prev=""
@@ -117,5 +118,24 @@ scale complex16 "${K[@]}"
 scale complex16-static "${K[@]}" --static
 scale opra8m "${O[@]}"
 scale opra8m-static "${O[@]}" --static
+}
+has tables && {
+echo "== tables: decode --format parquet --threads T of a generated complex capture (issue 11: disk-bound speed)"
+tb=$DIR/tables.dat
+[ -f "$tb" ] || "$FF" generate complex -n "${TABLES_N:-16500000}" -o "$tb" > /dev/null
+echo "input $(stat -c %s "$tb") bytes; disk: $(dd if=/dev/zero of="$DIR/dd.tmp" bs=1M count=1024 conv=fdatasync 2>&1 | tail -1)"
+rm -f "$DIR/dd.tmp"
+TB=(-t "$root/crates/sim/templates/complex.xml" --framing len32le --skip-header 4 --reset-each-packet "$tb")
+for t in $THREADS; do
+  for f in parquet; do
+    start=$(date +%s.%N)
+    /usr/bin/time -f "%U+%S s CPU, peak %M KB" -o "$DIR/time.txt" "$FF" decode "${TB[@]}" --format "$f" \
+      --template MarketData --entries MDEntries -q --threads "$t" -o "$DIR/tables.$f" 2> /dev/null
+    end=$(date +%s.%N)
+    awk -v t="$t" -v f="$f" -v a="$start" -v b="$end" -v n="$(stat -c %s "$tb")" -v o="$(stat -c %s "$DIR/tables.$f")" \
+      -v c="$(cat "$DIR/time.txt")" 'BEGIN { printf "%-8s threads %2d  %.2f s  %.0f MB/s in  %.0f MB/s out  %s\n", f, t, b-a, n/(b-a)/1e6, o/(b-a)/1e6, c }'
+    rm -f "$DIR/tables.$f"
+  done
+done
 }
 echo "== done $(date -u '+%H:%M:%S')"
