@@ -3,7 +3,8 @@
 //! on them away. They must decode exactly as the general path does; the conformance and
 //! corpus tests run through both, and `tests.rs` compares them message by message.
 
-use super::generic::{add_decimal_delta, read_string};
+use super::generic::add_decimal_delta;
+use super::strings::read_string;
 use super::{fail, Res, State_};
 use crate::dictionary::State;
 use crate::error::ErrorKind;

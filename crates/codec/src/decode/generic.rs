@@ -1,6 +1,6 @@
 //! The general path: every instruction, by its type and operator, read from the compiled
-//! tree. The decoder's specialised arms (`fast.rs`) cover the common combinations; this
-//! covers the rest, and is the reference they must agree with.
+//! tree (strings in `strings.rs`). The decoder's specialised arms (`fast.rs`) cover the common
+//! combinations; this covers the rest, and is the reference they must agree with.
 
 use super::fast::read_decimal;
 use super::{fail, Res, Src, State_};
@@ -231,7 +231,7 @@ impl State_ {
 
     /// After an operator read or wrote a shared entry, the entry holds this field's type.
     /// (A NULL delta leaves the entry alone.)
-    fn retype<T>(&mut self, s: &Scalar, v: Res<Option<T>>) -> Res<Option<T>> {
+    pub(super) fn retype<T>(&mut self, s: &Scalar, v: Res<Option<T>>) -> Res<Option<T>> {
         if s.typed_entry && (s.op != Op::Delta || matches!(v, Ok(Some(_)))) {
             self.dict.set_type(s.slot, s.ty);
         }
@@ -398,112 +398,6 @@ impl State_ {
         }
     }
 
-    fn string(&mut self, r: &mut Reader, s: &Scalar, pmap: &mut Pmap) -> Res<Option<Src>> {
-        let v = self.string_as(r, s, s.op, s.optional, s.ty == FieldType::Ascii, pmap);
-        self.retype(s, v)
-    }
-
-    /// A string under `op`: given as arguments so the specialised arms, calling with
-    /// constants, get the branches folded away.
-    #[inline(always)]
-    pub(super) fn string_as(
-        &mut self,
-        r: &mut Reader,
-        s: &Scalar,
-        op: Op,
-        optional: bool,
-        ascii: bool,
-        pmap: &mut Pmap,
-    ) -> Res<Option<Src>> {
-        let has_init = s.initial.is_some();
-        match op {
-            Op::None => {
-                Ok(read_string(r, ascii, optional, &mut self.scratch)?.then_some(Src::Scratch))
-            }
-            Op::Constant => Ok((!optional || pmap.next(r.buf)).then_some(Src::Init)),
-            Op::Default => {
-                if pmap.next(r.buf) {
-                    Ok(read_string(r, ascii, optional, &mut self.scratch)?.then_some(Src::Scratch))
-                } else {
-                    Ok(has_init.then_some(Src::Init))
-                }
-            }
-            Op::Copy => {
-                if pmap.next(r.buf) {
-                    let present =
-                        read_string(r, ascii, optional, &mut self.dict.assign(s.slot).bytes)?;
-                    if !present {
-                        self.dict.set_empty(s.slot);
-                    }
-                    return Ok(present.then_some(Src::Slot(s.slot)));
-                }
-                self.read_state(s, r.pos)?;
-                Ok(self.dict_value(s, r.pos)?.map(|_| Src::Slot(s.slot)))
-            }
-            Op::Tail => {
-                if !pmap.next(r.buf) {
-                    self.read_state(s, r.pos)?;
-                    return Ok(self.dict_value(s, r.pos)?.map(|_| Src::Slot(s.slot)));
-                }
-                if !read_string(r, ascii, optional, &mut self.scratch)? {
-                    self.dict.set_empty(s.slot);
-                    return Ok(None);
-                }
-                if self.read_state(s, r.pos)? != State::Assigned {
-                    self.set_base(s);
-                }
-                let base = &mut self.dict.assign(s.slot).bytes;
-                let tail = &self.scratch;
-                if tail.len() >= base.len() {
-                    base.clear();
-                } else {
-                    base.truncate(base.len() - tail.len());
-                }
-                base.extend_from_slice(tail);
-                Ok(Some(Src::Slot(s.slot)))
-            }
-            Op::Delta => {
-                let at = r.pos;
-                let sub = if optional {
-                    r.nullable_i64()
-                } else {
-                    r.i64().map(Some)
-                };
-                let Some(sub) = sub.map_err(|e| subtraction_overflow(e, at))? else {
-                    return Ok(None);
-                };
-                // A subtraction length must be an int32 (spec §6.3.7.3, D7).
-                if sub > i32::MAX as i64 || sub < i32::MIN as i64 {
-                    return fail(ErrorKind::BadSubtraction(sub), at);
-                }
-                read_string(r, ascii, false, &mut self.scratch)?;
-                match self.read_state(s, at)? {
-                    State::Assigned => {}
-                    State::Undefined => self.set_base(s),
-                    State::Empty => return fail(ErrorKind::EmptyPrevious, at),
-                }
-                let base = &mut self.dict.assign(s.slot).bytes;
-                let (front, n) = if sub < 0 {
-                    (true, (-sub - 1) as usize)
-                } else {
-                    (false, sub as usize)
-                };
-                if n > base.len() {
-                    return fail(ErrorKind::BadSubtraction(sub), at);
-                }
-                if front {
-                    base.drain(..n);
-                    base.splice(0..0, self.scratch.iter().copied());
-                } else {
-                    base.truncate(base.len() - n);
-                    base.extend_from_slice(&self.scratch);
-                }
-                Ok(Some(Src::Slot(s.slot)))
-            }
-            Op::Increment => fail(ErrorKind::TypeMismatch, r.pos),
-        }
-    }
-
     /// A delta wider than 64 bits (spec §6.3.7.1 note) fails the narrow read of the
     /// specialised delta arms with IntegerOverflow at the field's start: the field is decoded
     /// again, from there, by the general path, which reads deltas in 128 bits. Other errors
@@ -580,65 +474,12 @@ impl State_ {
 
     /// Sets the slot to the base value used when the entry is not assigned: the initial
     /// value or the empty string.
-    fn set_base(&mut self, s: &Scalar) {
+    pub(super) fn set_base(&mut self, s: &Scalar) {
         match &s.initial {
             Some(Initial::Bytes(b)) => self.dict.set_bytes(s.slot, b),
             _ => self.dict.set_bytes(s.slot, &[]),
         }
     }
-}
-
-/// Reads a string value into `out`: an ASCII stop-bit string or a length-prefixed byte
-/// vector (unicode strings are byte vectors on the wire). Returns false for NULL.
-pub(super) fn read_string(
-    r: &mut Reader,
-    ascii: bool,
-    nullable: bool,
-    out: &mut Vec<u8>,
-) -> Res<bool> {
-    out.clear();
-    if !ascii {
-        let len = if nullable {
-            r.nullable_u64()?
-        } else {
-            Some(r.u64()?)
-        };
-        let Some(len) = len else { return Ok(false) };
-        out.extend_from_slice(r.bytes(len)?);
-        return Ok(true);
-    }
-    let at = r.pos;
-    let mut e = r.entity()?;
-    // Spec §10.6.3: a nullable string may carry one extra zero preamble; without it, an
-    // entity value of zero (0x80) is NULL.
-    if nullable {
-        if e == [0x80] {
-            return Ok(false);
-        }
-        if e[0] == 0 {
-            e = &e[1..];
-            // "A" behind the nullable preamble alone: the preamble was not needed.
-            if r.strict && e[0] & 0x7f != 0 {
-                return fail(ErrorKind::OverlongString, at);
-            }
-        }
-    }
-    // The non-nullable reading: a zero preamble is removed; what remains is the string.
-    if e[0] & 0x7f == 0 {
-        if e.len() == 1 {
-            return Ok(true);
-        }
-        e = &e[1..];
-        // Bits left that do not start with seven zeros: overlong (R9), but readable.
-        if r.strict && e[0] & 0x7f != 0 {
-            return fail(ErrorKind::OverlongString, at);
-        }
-    }
-    out.extend_from_slice(e);
-    if let Some(last) = out.last_mut() {
-        *last &= 0x7f;
-    }
-    Ok(true)
 }
 
 /// A decimal from the stream, nullable if `optional`.
@@ -674,7 +515,7 @@ pub(super) fn wide_delta(
 
 /// A subtraction length past 64 bits is out of the int32 range too: D7, not D2.
 #[cold]
-fn subtraction_overflow(e: Box<crate::CodecError>, at: usize) -> Box<crate::CodecError> {
+pub(super) fn subtraction_overflow(e: Box<crate::CodecError>, at: usize) -> Box<crate::CodecError> {
     match e.kind {
         ErrorKind::IntegerOverflow => Box::new(crate::CodecError::new(
             ErrorKind::BadSubtraction(i64::MAX),

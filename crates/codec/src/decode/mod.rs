@@ -6,6 +6,7 @@ use std::sync::Arc;
 mod fast;
 pub(crate) use fast::read_ascii;
 mod generic;
+mod strings;
 #[cfg(test)]
 mod tests;
 mod threaded;

@@ -12,6 +12,7 @@ mod delta;
 mod presence;
 pub mod put;
 mod seq;
+mod strings;
 
 pub use crate::error::{CodecError, ErrorKind, Locate};
 pub use crate::wire::{Pmap, Reader};
@@ -21,6 +22,7 @@ pub use decode::*;
 pub use delta::*;
 pub use presence::Presence;
 pub use seq::Seq;
+pub use strings::*;
 
 /// A result with a boxed error.
 pub type Res<T> = Result<T, Box<CodecError>>;

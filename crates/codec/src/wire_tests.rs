@@ -1,0 +1,112 @@
+//! The wire reader's and writer's tests: integers, strings and presence maps, valid and
+//! malformed.
+
+use super::*;
+
+fn u(bytes: &[u8]) -> Result<u64, Box<CodecError>> {
+    Reader::new(bytes, true).u64()
+}
+fn i(bytes: &[u8]) -> Result<i64, Box<CodecError>> {
+    Reader::new(bytes, true).i64()
+}
+
+#[test]
+fn spec_integer_vectors() {
+    assert_eq!(u(&[0x39, 0x45, 0xa3]).unwrap(), 942755);
+    assert_eq!(i(&[0x7c, 0x1b, 0x1b, 0x9d]).unwrap(), -7942755);
+    assert_eq!(i(&[0x00, 0x40, 0x81]).unwrap(), 8193);
+    assert_eq!(i(&[0x7f, 0x3f, 0xff]).unwrap(), -8193);
+    assert_eq!(i(&[0x00, 0xc0]).unwrap(), 64);
+    assert_eq!(i(&[0xc0]).unwrap(), -64);
+    assert_eq!(i(&[0x78, 0, 0, 0, 0x80]).unwrap(), i32::MIN as i64);
+    assert_eq!(
+        i(&[0, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0xff]).unwrap(),
+        i64::MAX
+    );
+    assert_eq!(i(&[0x7f, 0, 0, 0, 0, 0, 0, 0, 0, 0x80]).unwrap(), i64::MIN);
+    assert_eq!(
+        u(&[0x01, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0x7f, 0xff]).unwrap(),
+        u64::MAX
+    );
+    assert_eq!(
+        u(&[0x02, 0, 0, 0, 0, 0, 0, 0, 0, 0x80]).unwrap_err().kind,
+        ErrorKind::IntegerOverflow
+    );
+    assert_eq!(
+        u(&[0x00, 0x81]).unwrap_err().kind,
+        ErrorKind::OverlongInteger
+    );
+    assert_eq!(u(&[0x00, 0x01]).unwrap_err().kind, ErrorKind::Truncated);
+    let mut r = Reader::new(&[0x39, 0x45, 0xa4, 0x80], false);
+    assert_eq!(r.nullable_i64().unwrap(), Some(942755));
+    assert_eq!(r.nullable_i64().unwrap(), None);
+}
+
+#[test]
+fn integers_round_trip_at_the_edges() {
+    for v in [
+        0i64,
+        1,
+        -1,
+        63,
+        64,
+        -64,
+        -65,
+        8193,
+        -8193,
+        i64::MAX,
+        i64::MIN,
+        i32::MIN as i64,
+    ] {
+        let mut out = Vec::new();
+        put_i64(&mut out, v);
+        assert_eq!(i(&out).unwrap(), v, "{v}");
+        let mut out = Vec::new();
+        put_nullable_i64(&mut out, Some(v));
+        assert_eq!(
+            Reader::new(&out, true).nullable_i64().unwrap(),
+            Some(v),
+            "{v}"
+        );
+    }
+    for v in [0u64, 1, 127, 128, 942755, u32::MAX as u64, u64::MAX] {
+        let mut out = Vec::new();
+        put_u64(&mut out, v);
+        assert_eq!(u(&out).unwrap(), v);
+        let mut out = Vec::new();
+        put_nullable_u64(&mut out, Some(v));
+        assert_eq!(
+            Reader::new(&out, true).nullable_u64().unwrap(),
+            Some(v),
+            "{v}"
+        );
+    }
+}
+
+#[test]
+fn groups_concatenate_as_a_loop_would() {
+    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    for _ in 0..1000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        for n in 1..=8 {
+            let want = (0..n).fold(0u64, |acc, i| (acc << 7) | ((x >> (8 * i)) & 0x7f));
+            assert_eq!(concat_groups(x, n), want, "{x:x} {n}");
+        }
+    }
+}
+
+#[test]
+fn pmap_bits_and_long_maps() {
+    let buf = [
+        0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x81,
+    ];
+    let mut r = Reader::new(&buf, false);
+    let mut p = r.pmap().unwrap();
+    let bits: Vec<bool> = (0..77).map(|_| p.next(&buf)).collect();
+    assert!(bits[0]);
+    assert!(bits[76]);
+    assert_eq!(bits.iter().filter(|b| **b).count(), 2);
+    assert!(!p.next(&buf), "bits past the end read as 0");
+}
