@@ -107,7 +107,14 @@ impl<R: Read> Blocks<R> {
         let cut = loop {
             let Some(prefix) = buf.get(pos..pos + 4) else {
                 // Under four bytes left: the next block's start, or a cut length at the end.
-                break if self.eof { buf.len() } else { pos };
+                if self.eof {
+                    break buf.len();
+                }
+                if pos > 0 {
+                    break pos;
+                }
+                self.fill(&mut buf, 4)?; // Blocks of under four bytes.
+                continue;
             };
             let len = u32::from_le_bytes(prefix.try_into().expect("4 bytes")) as usize;
             if len > self.max_packet {
@@ -500,4 +507,76 @@ fn write_in_order(
         }
     }
     Ok((tally, sink))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Any bytes at all: the blocks lay the input end to end from its start, each within
+    /// its size unless one packet is longer, each whole packets but the last, and the input
+    /// is read to its end unless a length over the limit broke the frame.
+    fn check(input: &[u8], max_packet: usize, block_bytes: usize) {
+        let mut blocks = Blocks::new(input, max_packet, block_bytes);
+        let (mut at, mut packets) = (0, 0);
+        let mut seen = Vec::new();
+        while let Some(b) = blocks.next_block().unwrap() {
+            assert_eq!((b.seq, b.base, b.first_packet), (seen.len(), at, packets));
+            assert_eq!(&input[at..at + b.bytes.len()], &b.bytes[..]);
+            let whole: Vec<_> = Framing::Len32Le.packets(&b.bytes).collect();
+            let complete = whole.iter().take_while(|p| p.is_ok()).count();
+            let longest = whole.iter().flatten().map(|p| p.bytes.len() + 4).max();
+            assert!(b.bytes.len() <= block_bytes.max(longest.unwrap_or(0)) + 4);
+            at += b.bytes.len();
+            packets += complete;
+            seen.push(complete == whole.len());
+        }
+        // Only the last block may hold a broken frame.
+        if let Some((_, before)) = seen.split_last() {
+            assert!(before.iter().all(|&whole| whole), "{seen:?}");
+        }
+        // A length over the limit, reached by walking the lengths from the start.
+        let mut pos = 0;
+        let broken = loop {
+            let Some(prefix) = input.get(pos..pos + 4) else {
+                break false;
+            };
+            let len = u32::from_le_bytes(prefix.try_into().unwrap()) as usize;
+            if len > max_packet {
+                break true;
+            }
+            pos += 4 + len;
+        };
+        if !broken {
+            assert_eq!(at, input.len());
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn blocks_cut_any_input_at_packet_boundaries(
+            input in proptest::collection::vec(any::<u8>(), 0..600),
+            max_packet in 1usize..300,
+            block_bytes in 1usize..100,
+        ) {
+            check(&input, max_packet, block_bytes);
+        }
+
+        #[test]
+        fn blocks_cut_well_formed_input_at_packet_boundaries(
+            packets in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..50), 0..40),
+            block_bytes in 1usize..200,
+        ) {
+            let mut input = Vec::new();
+            fastfeed_packet::write_len32le(packets.iter().map(|p| p.as_slice()), &mut input).unwrap();
+            check(&input, 1000, block_bytes);
+            let mut blocks = Blocks::new(&input[..], 1000, block_bytes);
+            let mut n = 0;
+            while let Some(b) = blocks.next_block().unwrap() {
+                n += Framing::Len32Le.packets(&b.bytes).filter(|p| p.is_ok()).count();
+            }
+            prop_assert_eq!(n, packets.len());
+        }
+    }
 }

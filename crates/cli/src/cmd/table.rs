@@ -135,6 +135,14 @@ pub fn run(
             && framing.reset_each_packet
             && matches!(framing.framing, crate::InputFraming::Len32le)
     });
+    if a.threads > 1 && parallel.is_none() {
+        eprintln!(
+            "note: --threads {} needs --template, --framing len32le and --reset-each-packet \
+             (blocks of packets decode apart only where each packet starts from empty \
+             dictionaries): decoding on one thread",
+            a.threads
+        );
+    }
     let mut failure = None;
     let written = with_scale_retry(&opts, |opts| {
         if let Some(name) = parallel {
