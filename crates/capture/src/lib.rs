@@ -1,6 +1,7 @@
 //! fastfeed-capture: packet captures as exchanges and users have them. A pcap or pcapng file
 //! held in memory yields its IPv4 UDP datagrams, each with its capture time, source,
-//! destination and payload; everything else in the file (other protocols, fragments, frames
+//! destination and payload (and one of any size, read as a stream, its payloads as `len32le`
+//! packets: [`Len32Payloads`]); everything else in the file (other protocols, fragments, frames
 //! cut short by the snap length, damaged blocks) is counted in [`CaptureStats`], never a panic.
 //!
 //! The container formats are read by `pcap-parser`, the link, IP and UDP layers by
@@ -22,10 +23,12 @@
 
 mod frame;
 mod reader;
+mod stream;
 mod write;
 
 pub use frame::udp_frame;
 pub use reader::{Capture, CaptureStats, Datagram, Datagrams, Format};
+pub use stream::{Len32Payloads, PayloadStats, RUN_BYTES};
 pub use write::write_pcap;
 
 /// Why a file could not be opened as a capture.
@@ -42,6 +45,9 @@ pub enum CaptureError {
         /// What the parser said.
         reason: String,
     },
+    /// The file could not be read.
+    #[error("reading the capture: {0}")]
+    Read(String),
 }
 
 /// Whether `data` starts like a pcap or pcapng file (by its magic number).

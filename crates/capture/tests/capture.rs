@@ -6,7 +6,9 @@ use std::net::SocketAddrV4;
 use std::time::Duration;
 
 use etherparse::PacketBuilder;
-use fastfeed_capture::{is_capture, udp_frame, Capture, CaptureStats, Format};
+use fastfeed_capture::{
+    is_capture, udp_frame, Capture, CaptureStats, Format, Len32Payloads, PayloadStats,
+};
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
 use pcap_file::pcapng::blocks::interface_description::{
@@ -182,6 +184,130 @@ fn every_cut_and_every_flipped_byte_reads_without_panic() {
             d[i] ^= 0x5a;
             if let Ok(c) = Capture::open(&d) {
                 let _ = c.datagrams().count();
+            }
+        }
+    }
+}
+
+/// The in-memory reader's payloads of `data` as `len32le` packets (to `udp` only, when
+/// given), and its counts.
+fn in_memory(data: &[u8], udp: Option<SocketAddrV4>) -> (Vec<u8>, PayloadStats) {
+    let mut out = Vec::new();
+    let mut stats = PayloadStats::default();
+    let Ok(c) = Capture::open(data) else {
+        return (out, stats);
+    };
+    let mut it = c.datagrams();
+    for d in it.by_ref().filter(|d| udp.is_none_or(|u| d.dst == u)) {
+        out.extend((d.payload.len() as u32).to_le_bytes());
+        out.extend(d.payload);
+        stats.selected += 1;
+    }
+    stats.capture = it.stats();
+    stats.bytes = data.len() as u64;
+    (out, stats)
+}
+
+/// The streaming reader's output and counts, in runs of `run_bytes`; None if it refuses
+/// the header.
+fn streamed(
+    data: &[u8],
+    udp: Option<SocketAddrV4>,
+    run_bytes: usize,
+) -> Option<(Vec<u8>, PayloadStats)> {
+    let p = Len32Payloads::new(data, udp).ok()?.run_bytes(run_bytes);
+    let stats = p.stats();
+    let mut out = Vec::new();
+    std::io::Read::read_to_end(&mut { p }, &mut out).unwrap();
+    let s = *stats.lock().unwrap();
+    Some((out, s))
+}
+
+fn pcap_big_endian() -> Vec<u8> {
+    let header = PcapHeader {
+        endianness: pcap_file::Endianness::Big,
+        ..PcapHeader::default()
+    };
+    let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
+    for (i, (f, orig)) in frames().iter().enumerate() {
+        let ts = Duration::new(1_375_366_677 + i as u64, 123_456_000);
+        w.write_packet(&PcapPacket::new(ts, *orig, f)).unwrap();
+    }
+    w.into_writer()
+}
+
+/// Two pcapng sections, the second big-endian with an interface of its own.
+fn pcapng_two_sections() -> Vec<u8> {
+    let mut data = pcapng();
+    let mut w = PcapNgWriter::with_endianness(Vec::new(), pcap_file::Endianness::Big).unwrap();
+    w.write_pcapng_block(InterfaceDescriptionBlock {
+        linktype: DataLink::ETHERNET,
+        snaplen: 0,
+        options: vec![],
+    })
+    .unwrap();
+    for (f, orig) in frames().iter().rev() {
+        w.write_pcapng_block(EnhancedPacketBlock {
+            interface_id: 0,
+            timestamp: Duration::new(1_375_366_700, 0),
+            original_len: *orig,
+            data: Cow::Borrowed(f),
+            options: vec![],
+        })
+        .unwrap();
+    }
+    data.extend(w.into_inner());
+    data
+}
+
+#[test]
+fn streamed_in_runs_of_any_size_reads_what_the_whole_file_reads() {
+    let group = Some(addr("239.195.1.1:16001"));
+    for data in [
+        pcap(TsResolution::MicroSecond),
+        pcap(TsResolution::NanoSecond),
+        pcap_big_endian(),
+        pcapng(),
+        pcapng_two_sections(),
+    ] {
+        for udp in [None, group] {
+            let want = in_memory(&data, udp);
+            assert!(want.1.selected > 0);
+            for run in [1, 7, 100, 1 << 20] {
+                assert_eq!(streamed(&data, udp, run), Some(want.clone()), "run {run}");
+            }
+        }
+    }
+    assert_eq!(in_memory(&pcapng_two_sections(), None).1.selected, 6);
+}
+
+#[test]
+fn streamed_damage_is_found_where_the_whole_file_finds_it() {
+    for data in [pcap(TsResolution::NanoSecond), pcapng_two_sections()] {
+        for cut in 0..data.len() {
+            let d = &data[..cut];
+            match streamed(d, None, 64) {
+                Some(got) => assert_eq!(got, in_memory(d, None), "cut at {cut}"),
+                None => assert!(Capture::open(d).is_err(), "cut at {cut}"),
+            }
+        }
+        for i in 0..data.len() {
+            let mut d = data.clone();
+            d[i] ^= 0x5a;
+            // Any bytes: no panic, every frame counted in one place, and never more
+            // datagrams than the file has.
+            if let Some((_, s)) = streamed(&d, None, 64) {
+                let c = s.capture;
+                assert!(s.selected <= 6);
+                assert_eq!(
+                    c.frames,
+                    c.datagrams
+                        + c.truncated
+                        + c.fragments
+                        + c.not_udp
+                        + c.bad_frames
+                        + c.unsupported_link
+                );
             }
         }
     }

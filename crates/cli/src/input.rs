@@ -70,24 +70,33 @@ pub fn packets<'a>(
                 })
             })
             .collect();
-        let s = it.stats();
-        eprintln!(
-            "capture: {} frames, {} UDP datagrams, {} selected; skipped {} truncated, {} fragments, {} not UDP, {} bad, {} unknown links{}",
-            s.frames,
-            s.datagrams,
-            out.len(),
-            s.truncated,
-            s.fragments,
-            s.not_udp,
-            s.bad_frames,
-            s.unsupported_link,
-            s.damaged_at
-                .map(|at| format!("; damaged at byte {at}, the rest unread"))
-                .unwrap_or_default()
-        );
+        report_capture(&fastfeed_capture::PayloadStats {
+            capture: it.stats(),
+            selected: out.len() as u64,
+            bytes: data.len() as u64,
+        });
         return Ok(out);
     }
     Ok(fa.framing.framing().packets(data).collect())
+}
+
+/// What a capture held, on standard error: every frame is in one count.
+pub fn report_capture(p: &fastfeed_capture::PayloadStats) {
+    let s = &p.capture;
+    eprintln!(
+        "capture: {} frames, {} UDP datagrams, {} selected; skipped {} truncated, {} fragments, {} not UDP, {} bad, {} unknown links{}",
+        s.frames,
+        s.datagrams,
+        p.selected,
+        s.truncated,
+        s.fragments,
+        s.not_udp,
+        s.bad_frames,
+        s.unsupported_link,
+        s.damaged_at
+            .map(|at| format!("; damaged at byte {at}, the rest unread"))
+            .unwrap_or_default()
+    );
 }
 
 /// The whole file, or all of standard input for `-`.

@@ -2,6 +2,8 @@
 
 use std::process::Command;
 
+mod common;
+
 fn corpus(p: &str) -> String {
     format!("{}/../../../shared/corpus/{p}", env!("CARGO_MANIFEST_DIR"))
 }
@@ -134,13 +136,7 @@ fn decode_to_parquet_and_arrow_files() {
             err.contains("89700 rows from 29700 MarketData messages"),
             "{err}"
         );
-        let r =
-            parquet::file::reader::SerializedFileReader::new(std::fs::File::open(&file).unwrap())
-                .unwrap();
-        parquet::file::reader::FileReader::get_row_iter(&r, None)
-            .unwrap()
-            .map(|row| row.unwrap().to_string())
-            .collect::<Vec<_>>()
+        common::parquet_rows(&file)
     };
     let rows = rows_of(&[], "md");
     assert_eq!(rows.len(), 89_700);

@@ -256,5 +256,41 @@ fn decode_reads_a_pcap() {
         .iter()
         .enumerate()
         .all(|(i, m)| m["MsgSeqNum"] == i as u64 + 1));
+
+    // To a table, read a run of the capture at a time: a row per entry of each MDIncRefresh,
+    // on one thread and on blocks of packets, the same rows.
+    let entries: usize = lines
+        .iter()
+        .filter(|m| m["templateName"] == "MDIncRefresh")
+        .map(|m| m["MDEntries"].as_array().unwrap().len())
+        .sum();
+    let table = |threads: &str| {
+        let file = dir.join(format!("inc{threads}.parquet"));
+        let out = fastfeed()
+            .args(["decode", "-t"])
+            .arg(format!(
+                "{}/../sim/templates/cme.xml",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .args(["--udp", "239.255.90.1:14310", "--skip-header", "5"])
+            .args(["--reset-each-packet", "--format", "parquet"])
+            .args(["--template", "MDIncRefresh", "--entries", "MDEntries"])
+            .args(["--threads", threads, "-o"])
+            .arg(&file)
+            .arg(&pcap)
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(
+            err.contains("600 frames, 600 UDP datagrams, 300 selected"),
+            "{err}"
+        );
+        common::parquet_rows(&file)
+    };
+    let one = table("1");
+    assert_eq!(one.len(), entries);
+    assert!(entries > 300);
+    assert_eq!(table("2"), one);
     std::fs::remove_dir_all(&dir).ok();
 }

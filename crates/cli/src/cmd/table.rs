@@ -2,10 +2,10 @@
 //! streamed in record batches, with a progress bar on a terminal.
 
 use std::fs::File;
-use std::io::{BufReader, IsTerminal};
+use std::io::{BufReader, IsTerminal, Read};
 use std::path::Path;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
@@ -13,8 +13,9 @@ use fastfeed_arrow::{
     with_scale_retry, write_table, write_table_parallel, write_tables, BatchReader, FileFormat,
     OnError, ParallelTable, TableBuilder, TableOptions, TableSet, Written,
 };
+use fastfeed_capture::{Len32Payloads, PayloadStats};
 use fastfeed_codec::{DecodeOptions, Decoder, Templates};
-use fastfeed_packet::{PacketOptions, StreamDecoder};
+use fastfeed_packet::{Framing, PacketOptions, StreamDecoder};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::FramingArgs;
@@ -81,16 +82,17 @@ pub fn run(
             format.extension()
         );
     }
-    if matches!(framing.framing, crate::InputFraming::Pcap) {
-        bail!(
-            "--format {} does not read pcap captures yet",
-            format.extension()
-        );
-    }
     let templates = crate::input::templates(&framing.templates, !framing.no_scp)?;
     let size = std::fs::metadata(input)
         .with_context(|| format!("reading {}", input.display()))?
         .len();
+    // A capture's UDP payloads reach the decoder as len32le packets, read a run at a time.
+    let capture = matches!(framing.framing, crate::InputFraming::Pcap) || is_capture(input)?;
+    let stream_framing = match capture {
+        true => Framing::Len32Le,
+        false => framing.framing.framing(),
+    };
+    let capture_stats = Arc::new(Mutex::new(PayloadStats::default()));
     let bar = progress(size, a.quiet);
     let opts = TableOptions {
         entries: a.entries.clone(),
@@ -110,42 +112,52 @@ pub fn run(
             },
         )
     };
-    let open = || -> Result<StreamDecoder<BufReader<File>>> {
-        let file = File::open(input).with_context(|| format!("reading {}", input.display()))?;
-        let decoder = new_decoder();
-        let opts = PacketOptions {
-            skip_header: framing.skip_header,
-            reset_each_packet: framing.reset_each_packet,
-        };
-        Ok(StreamDecoder::new(
-            BufReader::with_capacity(1 << 20, file),
-            framing.framing.framing(),
-            decoder,
-            opts,
-        ))
+    let packet = PacketOptions {
+        skip_header: framing.skip_header,
+        reset_each_packet: framing.reset_each_packet,
     };
+    let open = || -> Result<Box<dyn Read>> {
+        let file = File::open(input).with_context(|| format!("reading {}", input.display()))?;
+        let file = BufReader::with_capacity(1 << 20, file);
+        if !capture {
+            return Ok(Box::new(file));
+        }
+        let payloads = Len32Payloads::new(file, framing.udp)
+            .with_context(|| format!("reading {}", input.display()))?;
+        Ok(Box::new(payloads.counting_into(capture_stats.clone())))
+    };
+    // The bar counts file bytes: a capture's come from its reader, not the decoder's stream.
     let show = |pos: usize| {
         if let Some(b) = &bar {
-            b.set_position(pos as u64);
+            let file_pos = match capture {
+                true => capture_stats.lock().expect("not poisoned").bytes,
+                false => pos as u64,
+            };
+            b.set_position(file_pos);
         }
     };
     // Blocks of packets decode apart only where every packet starts from empty dictionaries.
-    let parallel = template.filter(|_| {
-        threads > 1
-            && framing.reset_each_packet
-            && matches!(framing.framing, crate::InputFraming::Len32le)
-    });
+    let parallel = template
+        .filter(|_| threads > 1 && packet.reset_each_packet && stream_framing == Framing::Len32Le);
     if a.threads > 1 && parallel.is_none() {
         eprintln!(
-            "note: --threads {} needs --template, --framing len32le and --reset-each-packet \
-             (blocks of packets decode apart only where each packet starts from empty \
-             dictionaries): decoding on one thread",
+            "note: --threads {} needs --template, packets (--framing len32le, or a capture) \
+             and --reset-each-packet (blocks of packets decode apart only where each packet \
+             starts from empty dictionaries): decoding on one thread",
             a.threads
         );
     }
+    // An input that cannot be opened fails with its own error, kept aside from the table's.
+    let opened = |failure: &mut Option<anyhow::Error>| {
+        open().map_err(|e| {
+            *failure = Some(e);
+            fastfeed_arrow::TableError::Schema("input".into())
+        })
+    };
     let mut failure = None;
     let written = with_scale_retry(&opts, |opts| {
         if let Some(name) = parallel {
+            let data = opened(&mut failure)?;
             let t = templates
                 .by_name(name)
                 .ok_or_else(|| fastfeed_arrow::TableError::NoTemplate(name.to_owned()))?;
@@ -155,24 +167,18 @@ pub fn run(
                 batch_rows: a.batch_rows,
                 on_error: OnError::Skip,
                 new_decoder: &new_decoder,
-                packet: PacketOptions {
-                    skip_header: framing.skip_header,
-                    reset_each_packet: true,
-                },
+                packet,
                 max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
                 threads,
                 block_bytes: fastfeed_arrow::BLOCK_BYTES,
             };
-            let file = File::open(input).map_err(fastfeed_arrow::TableError::Io)?;
-            let file = BufReader::with_capacity(1 << 20, file);
-            if let Some(w) = write_table_parallel(file, &cfg, output, format, show)? {
+            if let Some(w) = write_table_parallel(data, &cfg, output, format, show)? {
                 return Ok(w);
             }
+            // No row in the first block to learn the schema from: one thread, from the start.
         }
-        let stream = open().map_err(|e| {
-            failure = Some(e);
-            fastfeed_arrow::TableError::Schema("input".into())
-        })?;
+        let data = opened(&mut failure)?;
+        let stream = StreamDecoder::new(data, stream_framing, new_decoder(), packet);
         match template {
             Some(name) => {
                 let t = table_builder(&templates, name, opts, a.batch_rows)?;
@@ -185,6 +191,14 @@ pub fn run(
             }
         }
     });
+    let written = written.map(|mut w| {
+        if capture {
+            let stats = capture_stats.lock().expect("not poisoned");
+            crate::input::report_capture(&stats);
+            w.bytes = stats.bytes as usize; // The file's bytes, not the payloads'.
+        }
+        w
+    });
     if let Some(b) = &bar {
         b.finish_and_clear();
     }
@@ -192,6 +206,15 @@ pub fn run(
         return Err(e);
     }
     report(&written?)
+}
+
+/// Whether the file starts like a pcap or pcapng capture.
+fn is_capture(path: &Path) -> Result<bool> {
+    let mut magic = Vec::with_capacity(4);
+    File::open(path)
+        .and_then(|f| f.take(4).read_to_end(&mut magic))
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(fastfeed_capture::is_capture(&magic))
 }
 
 /// `--template` picks a table; JSON output filters with `--only`.

@@ -103,6 +103,16 @@ pub fn num(v: &serde_json::Value, key: &str) -> u64 {
         .unwrap_or_else(|| panic!("no number {key} in {v}"))
 }
 
+/// A Parquet file's rows, each as text.
+pub fn parquet_rows(file: &Path) -> Vec<String> {
+    let r = parquet::file::reader::SerializedFileReader::new(std::fs::File::open(file).unwrap())
+        .unwrap();
+    parquet::file::reader::FileReader::get_row_iter(&r, None)
+        .unwrap()
+        .map(|row| row.unwrap().to_string())
+        .collect()
+}
+
 /// A fresh scratch folder for one test.
 pub fn scratch(name: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("fastfeed-{name}-{}", std::process::id()));
