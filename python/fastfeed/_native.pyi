@@ -11,7 +11,7 @@ Message = Dict[str, Any]
 bytes, list of dicts (a sequence), dict (a group or a nested message)."""
 
 PathLike = Union[str, "os.PathLike[str]"]
-Framing = Literal["raw", "len32le"]
+Framing = Literal["raw", "len32le", "pcap"]
 Errors = Literal["raise", "skip"]
 
 class FastError(Exception):
@@ -77,6 +77,7 @@ class Decoder:
         path: PathLike,
         *,
         framing: Framing = "raw",
+        udp: Optional[str] = None,
         skip_header: int = 0,
         reset_each_packet: bool = False,
         errors: Errors = "raise",
@@ -95,6 +96,7 @@ def read_table(
     *,
     entries: Optional[str] = None,
     framing: Framing = "raw",
+    udp: Optional[str] = None,
     skip_header: int = 0,
     reset_each_packet: bool = False,
     strict: bool = False,
@@ -109,6 +111,7 @@ def read_tables(
     *,
     entries: Optional[str] = None,
     framing: Framing = "raw",
+    udp: Optional[str] = None,
     skip_header: int = 0,
     reset_each_packet: bool = False,
     strict: bool = False,
@@ -124,6 +127,7 @@ def read_batches(
     *,
     entries: Optional[str] = None,
     framing: Framing = "raw",
+    udp: Optional[str] = None,
     skip_header: int = 0,
     reset_each_packet: bool = False,
     strict: bool = False,

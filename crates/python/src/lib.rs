@@ -119,20 +119,30 @@ impl Decoder {
     }
 
     /// Iterates over the messages of a file, read in bounded memory, with a fresh decoder.
-    /// framing: "raw" (one stream of messages) or "len32le" (a 4-byte little-endian length
-    /// before each packet); skip_header: bytes before each packet's messages;
+    /// framing: "raw" (one stream of messages), "len32le" (a 4-byte little-endian length
+    /// before each packet) or "pcap" (a pcap or pcapng capture, whose UDP payloads are the
+    /// packets; a capture is also known by its magic number); udp: "GROUP:PORT", only the
+    /// capture's datagrams sent there; skip_header: bytes before each packet's messages;
     /// reset_each_packet: reset the dictionaries at each packet start; errors: "raise"
     /// (DecodeError) or "skip" (bad packets are counted in `.errors` and passed over).
-    #[pyo3(signature = (path, *, framing = "raw", skip_header = 0, reset_each_packet = false, errors = "raise"))]
+    #[pyo3(signature = (path, *, framing = "raw", udp = None, skip_header = 0, reset_each_packet = false, errors = "raise"))]
     fn iter_file(
         &self,
         path: std::path::PathBuf,
         framing: &str,
+        udp: Option<&str>,
         skip_header: usize,
         reset_each_packet: bool,
         errors: &str,
     ) -> PyResult<stream::MessageIter> {
-        let input = stream::Input::new(path, framing, skip_header, reset_each_packet, self.strict)?;
+        let input = stream::Input::new(
+            path,
+            framing,
+            udp,
+            skip_header,
+            reset_each_packet,
+            self.strict,
+        )?;
         stream::MessageIter::new(self.templates.clone(), &input, errors)
     }
 }

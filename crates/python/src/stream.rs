@@ -2,10 +2,12 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufRead, BufReader, Read};
+use std::net::SocketAddrV4;
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use fastfeed_capture::Len32Payloads;
 use fastfeed_codec::{Decoder, Message, MessageBuilder, Templates};
 use fastfeed_packet::{Framing, PacketOptions, StreamDecoder};
 use pyo3::exceptions::PyValueError;
@@ -17,21 +19,45 @@ use crate::errors::stream_error;
 pub struct Input {
     pub path: PathBuf,
     pub framing: Framing,
+    /// A pcap or pcapng capture (`framing="pcap"`, or known by its magic number): its UDP
+    /// payloads, those sent to `udp` when given, are the packets.
+    pub pcap: bool,
+    pub udp: Option<SocketAddrV4>,
     pub packet: PacketOptions,
     pub strict: bool,
 }
+
+/// What the decoders read: a file, or a capture's payloads as len32le packets.
+pub type Source = Box<dyn Read + Send + Sync>;
 
 impl Input {
     pub fn new(
         path: PathBuf,
         framing: &str,
+        udp: Option<&str>,
         skip_header: usize,
         reset_each_packet: bool,
         strict: bool,
     ) -> PyResult<Input> {
+        let pcap = framing == "pcap";
+        let framing = match pcap {
+            true => Framing::Len32Le,
+            false => framing.parse().map_err(|e: String| {
+                PyValueError::new_err(e.replace("(raw or len32le)", "(raw, len32le or pcap)"))
+            })?,
+        };
+        let udp = udp
+            .map(|u| {
+                u.parse().map_err(|_| {
+                    PyValueError::new_err(format!("udp must be \"GROUP:PORT\", not {u:?}"))
+                })
+            })
+            .transpose()?;
         Ok(Input {
             path,
-            framing: framing.parse().map_err(PyValueError::new_err)?,
+            framing,
+            pcap,
+            udp,
             packet: PacketOptions {
                 skip_header,
                 reset_each_packet,
@@ -40,18 +66,26 @@ impl Input {
         })
     }
 
-    pub fn open(
-        &self,
-        templates: &Arc<Templates>,
-    ) -> std::io::Result<StreamDecoder<BufReader<File>>> {
-        let file = File::open(&self.path)?;
+    pub fn open(&self, templates: &Arc<Templates>) -> std::io::Result<StreamDecoder<Source>> {
+        let mut file = BufReader::with_capacity(1 << 20, File::open(&self.path)?);
+        let pcap = self.pcap || fastfeed_capture::is_capture(file.fill_buf()?);
         let decoder = Decoder::with_options(templates.clone(), crate::options(self.strict));
-        Ok(StreamDecoder::new(
-            BufReader::with_capacity(1 << 20, file),
-            self.framing,
-            decoder,
-            self.packet,
-        ))
+        let (source, framing): (Source, _) = if pcap {
+            let payloads = Len32Payloads::new(file, self.udp)
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+            (Box::new(payloads), Framing::Len32Le)
+        } else if self.udp.is_some() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!(
+                    "udp= selects the datagrams of a pcap capture, and {} is not one",
+                    self.path.display()
+                ),
+            ));
+        } else {
+            (Box::new(file), self.framing)
+        };
+        Ok(StreamDecoder::new(source, framing, decoder, self.packet))
     }
 }
 
@@ -71,7 +105,7 @@ pub fn skip_errors(errors: &str) -> PyResult<bool> {
 #[pyclass(module = "fastfeed")]
 pub struct MessageIter {
     templates: Arc<Templates>,
-    stream: StreamDecoder<BufReader<File>>,
+    stream: StreamDecoder<Source>,
     builder: MessageBuilder,
     queue: VecDeque<Message>,
     skip: bool,

@@ -92,6 +92,7 @@ fn args(
     path: std::path::PathBuf,
     entries: Option<String>,
     framing: &str,
+    udp: Option<&str>,
     skip_header: usize,
     reset_each_packet: bool,
     strict: bool,
@@ -100,7 +101,7 @@ fn args(
     errors: &str,
 ) -> PyResult<Args> {
     Ok(Args {
-        input: Input::new(path, framing, skip_header, reset_each_packet, strict)?,
+        input: Input::new(path, framing, udp, skip_header, reset_each_packet, strict)?,
         opts: TableOptions {
             entries,
             decimal_scale,
@@ -145,13 +146,15 @@ fn collect(
 /// `decimal_scale`): every value is exact, none is rounded.
 ///
 /// templates: Templates or the template file's path. template: the template's name (may be
-/// left out when only one template fits). framing: "raw" or "len32le"; skip_header: bytes of
-/// header before each packet's messages; reset_each_packet: reset the dictionaries at each
+/// left out when only one template fits). framing: "raw", "len32le" or "pcap" (a capture's
+/// UDP payloads are the packets; a capture is also known by its magic number, and read a
+/// run of records at a time whatever its size); udp: "GROUP:PORT", only the capture's
+/// datagrams sent there; skip_header: bytes of header before each packet's messages; reset_each_packet: reset the dictionaries at each
 /// packet. errors: "raise" (DecodeError at the first bad packet) or "skip" (bad packets
 /// dropped, counted in a RuntimeWarning).
 #[pyfunction]
 #[pyo3(signature = (templates, path, template = None, *, entries = None, framing = "raw",
-    skip_header = 0, reset_each_packet = false, strict = false, batch_rows = 65536,
+    udp = None, skip_header = 0, reset_each_packet = false, strict = false, batch_rows = 65536,
     decimal_scale = None, errors = "raise"))]
 #[allow(clippy::too_many_arguments)]
 pub fn read_table(
@@ -161,6 +164,7 @@ pub fn read_table(
     template: Option<&str>,
     entries: Option<String>,
     framing: &str,
+    udp: Option<&str>,
     skip_header: usize,
     reset_each_packet: bool,
     strict: bool,
@@ -174,6 +178,7 @@ pub fn read_table(
         path,
         entries,
         framing,
+        udp,
         skip_header,
         reset_each_packet,
         strict,
@@ -195,7 +200,7 @@ pub fn read_table(
 /// templates that have that sequence; the others get a row per message. Arguments as
 /// read_table.
 #[pyfunction]
-#[pyo3(signature = (templates, path, *, entries = None, framing = "raw", skip_header = 0,
+#[pyo3(signature = (templates, path, *, entries = None, framing = "raw", udp = None, skip_header = 0,
     reset_each_packet = false, strict = false, batch_rows = 65536, decimal_scale = None,
     errors = "raise"))]
 #[allow(clippy::too_many_arguments)]
@@ -205,6 +210,7 @@ pub fn read_tables<'py>(
     path: std::path::PathBuf,
     entries: Option<String>,
     framing: &str,
+    udp: Option<&str>,
     skip_header: usize,
     reset_each_packet: bool,
     strict: bool,
@@ -217,6 +223,7 @@ pub fn read_tables<'py>(
         path,
         entries,
         framing,
+        udp,
         skip_header,
         reset_each_packet,
         strict,
@@ -278,7 +285,7 @@ fn collect_all(ts: &Arc<fastfeed_codec::Templates>, a: &Args) -> Result<AllTable
 /// read_table.
 #[pyfunction]
 #[pyo3(signature = (templates, path, template = None, *, entries = None, framing = "raw",
-    skip_header = 0, reset_each_packet = false, strict = false, batch_rows = 65536,
+    udp = None, skip_header = 0, reset_each_packet = false, strict = false, batch_rows = 65536,
     decimal_scale = None, errors = "raise"))]
 #[allow(clippy::too_many_arguments)]
 pub fn read_batches(
@@ -288,6 +295,7 @@ pub fn read_batches(
     template: Option<&str>,
     entries: Option<String>,
     framing: &str,
+    udp: Option<&str>,
     skip_header: usize,
     reset_each_packet: bool,
     strict: bool,
@@ -301,6 +309,7 @@ pub fn read_batches(
         path,
         entries,
         framing,
+        udp,
         skip_header,
         reset_each_packet,
         strict,
