@@ -13,7 +13,7 @@ if ! [[ "$secs" =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then
   echo "fuzz/run.sh: SECONDS must be a positive number, not '$secs'" >&2
   exit 2
 fi
-all=(decode templates framing roundtrip generated)
+all=(decode templates framing roundtrip generated capture)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do
@@ -45,6 +45,13 @@ if [ -d "$shared" ]; then
   done
   head -c 4000 "$shared/mfast-complex/complex30000.dat" > corpus/framing/mfast
 fi
+# A pcap of one UDP datagram (Ethernet, IPv4, 8 bytes of payload), run size byte first.
+mkdir -p corpus/capture
+printf '\x08\xd4\xc3\xb2\xa1\x02\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\x00\x00\x01\x00\x00\x00%b%b%b%b%b' \
+  '\x00\x00\x00\x00\x00\x00\x00\x00\x32\x00\x00\x00\x32\x00\x00\x00' \
+  '\x01\x00\x5e\x01\x01\x01\x02\x00\x00\x00\x00\x01\x08\x00' \
+  '\x45\x00\x00\x24\x00\x00\x40\x00\x40\x11\x00\x00\x0a\x00\x00\x01\xef\x01\x01\x01' \
+  '\x13\x88\x3e\x81\x00\x10\x00\x00' 'FASTDATA' > corpus/capture/one-datagram.pcap
 
 log=$(mktemp)
 trap 'rm -f "$log"' EXIT

@@ -330,6 +330,11 @@ enum Skip {
 }
 
 fn udp_of<'a>(f: &Frame<'a>) -> Result<Datagram<'a>, Skip> {
+    // pcap-parser 0.16 panics on a Wireshark upper-PDU frame whose protocol number is not 4
+    // bytes long (found by fuzzing); what it gives for such frames is never a UDP datagram.
+    if f.link == Linktype::WIRESHARK_UPPER_PDU {
+        return Err(Skip::Link);
+    }
     let sliced = match get_packetdata(f.data, f.link, f.data.len()) {
         Some(PacketData::L2(eth)) => SlicedPacket::from_ethernet(eth),
         Some(PacketData::L3(ETHERTYPE_IPV4, ip)) => SlicedPacket::from_ip(ip),

@@ -312,3 +312,29 @@ fn streamed_damage_is_found_where_the_whole_file_finds_it() {
         }
     }
 }
+
+#[test]
+fn an_upper_pdu_frame_is_an_unknown_link_not_a_panic() {
+    // Link type 252 (Wireshark's exported PDUs): TLVs naming the dissector table "ip.proto"
+    // with a 5-byte protocol number, which pcap-parser 0.16 reads with a panic.
+    let mut frame = Vec::new();
+    for (t, v) in [(14u16, b"ip.proto".as_slice()), (32, &[0, 0, 0, 17, 0])] {
+        frame.extend(t.to_be_bytes());
+        frame.extend((v.len() as u16).to_be_bytes());
+        frame.extend(v);
+    }
+    frame.extend([0; 4]);
+    frame.extend(b"payload");
+    let mut data = Vec::new();
+    for word in [0xa1b2_c3d4u32, 0x0004_0002, 0, 0, 65535, 252] {
+        data.extend(word.to_le_bytes());
+    }
+    for word in [0u32, 0, frame.len() as u32, frame.len() as u32] {
+        data.extend(word.to_le_bytes());
+    }
+    data.extend(&frame);
+    let (got, stats) = read(&data);
+    assert!(got.is_empty());
+    assert_eq!((stats.frames, stats.unsupported_link), (1, 1));
+    assert_eq!(streamed(&data, None, 64).unwrap().1.capture, stats);
+}

@@ -1,0 +1,45 @@
+//! Captures read two ways on arbitrary files: held whole (`Capture`) and streamed a run of
+//! records at a time (`Len32Payloads`, the run size from the first byte). Neither panics,
+//! and both hand out the same payloads and the same counts.
+#![no_main]
+
+use std::io::Read;
+
+use fastfeed_capture::{Capture, Len32Payloads};
+use libfuzzer_sys::fuzz_target;
+
+fuzz_target!(|input: &[u8]| {
+    let Some((&run, data)) = input.split_first() else {
+        return;
+    };
+    let whole = Capture::open(data).ok().map(|c| {
+        let mut it = c.datagrams();
+        let mut out = Vec::new();
+        for d in it.by_ref() {
+            out.extend((d.payload.len() as u32).to_le_bytes());
+            out.extend(d.payload);
+        }
+        (out, it.stats())
+    });
+    let streamed = Len32Payloads::new(data, None).ok().map(|p| {
+        let p = p.run_bytes(1 + run as usize * 16);
+        let stats = p.stats();
+        let mut out = Vec::new();
+        { p }.read_to_end(&mut out).expect("reading from memory");
+        let s = *stats.lock().unwrap();
+        assert!(s.bytes as usize <= data.len());
+        (out, s.capture)
+    });
+    match (&whole, &streamed) {
+        (Some(w), Some(s)) => {
+            // The streaming reader refuses a record over its size limit where the whole-file
+            // reader may read on: only then may they part, and only after the same prefix.
+            if w != s {
+                assert!(s.1.damaged_at.is_some(), "{w:?} / {s:?}");
+                assert!(w.0.starts_with(&s.0));
+            }
+        }
+        (None, None) => {}
+        _ => panic!("one reader refused the header: {whole:?} / {streamed:?}"),
+    }
+});
