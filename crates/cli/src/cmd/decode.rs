@@ -107,7 +107,8 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
             |b, _, len| {
                 let Some(m) = b.take() else { return };
                 tally.borrow_mut().message(m.template_id, len);
-                if only.wants(m.template_id) {
+                // --count formats nothing: the lines would only go to a sink.
+                if !a.count && only.wants(m.template_id) {
                     sink.write(&m, &templates);
                 }
             },
