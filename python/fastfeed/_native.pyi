@@ -103,6 +103,7 @@ def read_table(
     batch_rows: int = 65536,
     decimal_scale: Optional[int] = None,
     errors: Errors = "raise",
+    threads: int = 0,
 ) -> pyarrow.Table: ...
 
 def read_tables(

@@ -204,3 +204,18 @@ def test_a_pcap_capture_reads_like_the_cli(cli, tmp_path):
         fastfeed.read_table(tpl, pcap, "MDIncRefresh", udp="nowhere")
     with pytest.raises(OSError, match="not one"):
         fastfeed.read_table(tpl, corpus(COMPLEX[1]), "MDIncRefresh", udp=group)
+
+
+def test_blocks_on_many_threads_make_the_same_table(cli, tmp_path):
+    """Packets that each reset the dictionaries decode in blocks on workers: the same table as
+    on one thread, for a file of several 4 MiB blocks."""
+    dat = tmp_path / "complex.dat"
+    out = cli("generate", "complex", "-n", "150000", "-o", dat)
+    assert out.returncode == 0, out.stderr.decode()
+    assert dat.stat().st_size > 2 * 4 * 1024 * 1024
+    tpl = ROOT_TEMPLATES / "complex.xml"
+    opts = dict(entries="MDEntries", framing="len32le", skip_header=4, reset_each_packet=True)
+    one = fastfeed.read_table(tpl, dat, "MarketData", threads=1, **opts)
+    many = fastfeed.read_table(tpl, dat, "MarketData", threads=3, **opts)
+    assert one.num_rows > 150000
+    assert many.equals(one)

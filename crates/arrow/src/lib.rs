@@ -26,6 +26,7 @@
 //! ```
 #![forbid(unsafe_code)]
 
+mod blocks;
 mod builder;
 mod column;
 mod parallel;
@@ -34,7 +35,9 @@ mod reader;
 mod write;
 
 pub use builder::{TableBuilder, DEFAULT_BATCH_ROWS};
-pub use parallel::{write_table_parallel, ParallelTable, BLOCK_BYTES};
+pub use parallel::{
+    collect_table_parallel, write_table_parallel, CollectedTable, ParallelTable, BLOCK_BYTES,
+};
 pub use plan::TableOptions;
 pub use reader::{BatchReader, OnError, Skipped, TableSet, KEPT_ERRORS};
 pub use write::{

@@ -21,6 +21,7 @@ use fastfeed_packet::{Framing, PacketOptions, StreamDecoder};
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 
+use crate::blocks::{Block, Blocks};
 use crate::reader::{OnError, Skipped};
 use crate::write::{parquet_properties, FileFormat, Written, WrittenFile};
 use crate::{BatchReader, TableBuilder, TableError, TableOptions, KEPT_ERRORS};
@@ -47,113 +48,6 @@ pub struct ParallelTable<'a> {
     pub block_bytes: usize,
 }
 
-/// A run of whole `len32le` packets and where it lies in the input.
-struct Block {
-    seq: usize,
-    /// Input offset of its first byte, and the index of its first packet.
-    base: usize,
-    first_packet: usize,
-    bytes: Vec<u8>,
-}
-
-/// Cuts a `len32le` input into blocks of about `block_bytes`, at packet boundaries. A
-/// broken frame (a length over the limit, a cut packet at the end) closes the last block
-/// right after it, where its decoder reports it as a whole-file decode would: nothing after
-/// a broken frame can be located.
-struct Blocks<R> {
-    input: R,
-    carry: Vec<u8>,
-    base: usize,
-    packets: usize,
-    seq: usize,
-    max_packet: usize,
-    block_bytes: usize,
-    eof: bool,
-    done: bool,
-}
-
-impl<R: Read> Blocks<R> {
-    fn new(input: R, max_packet: usize, block_bytes: usize) -> Self {
-        Blocks {
-            block_bytes: block_bytes.max(1),
-            input,
-            carry: Vec::new(),
-            base: 0,
-            packets: 0,
-            seq: 0,
-            max_packet,
-            eof: false,
-            done: false,
-        }
-    }
-
-    /// Reads until `buf` holds `want` bytes or the input ends.
-    fn fill(&mut self, buf: &mut Vec<u8>, want: usize) -> io::Result<()> {
-        while !self.eof && buf.len() < want {
-            let need = (want - buf.len()) as u64;
-            let got = (&mut self.input).take(need).read_to_end(buf)? as u64;
-            self.eof = got < need;
-        }
-        Ok(())
-    }
-
-    fn next_block(&mut self) -> io::Result<Option<Block>> {
-        if self.done {
-            return Ok(None);
-        }
-        let mut buf = std::mem::take(&mut self.carry);
-        self.fill(&mut buf, self.block_bytes)?;
-        let (mut pos, mut packets) = (0, 0);
-        let cut = loop {
-            let Some(prefix) = buf.get(pos..pos + 4) else {
-                // Under four bytes left: the next block's start, or a cut length at the end.
-                if self.eof {
-                    break buf.len();
-                }
-                if pos > 0 {
-                    break pos;
-                }
-                self.fill(&mut buf, 4)?; // Blocks of under four bytes.
-                continue;
-            };
-            let len = u32::from_le_bytes(prefix.try_into().expect("4 bytes")) as usize;
-            if len > self.max_packet {
-                self.done = true;
-                break pos + 4;
-            }
-            let end = pos + 4 + len;
-            if end > buf.len() {
-                if self.eof {
-                    break buf.len(); // A packet cut by the end of the input.
-                }
-                if pos > 0 {
-                    break pos;
-                }
-                self.fill(&mut buf, end)?; // One packet longer than a block.
-                continue;
-            }
-            pos = end;
-            packets += 1;
-        };
-        self.carry = buf.split_off(cut);
-        self.done |= self.eof && self.carry.is_empty();
-        if buf.is_empty() {
-            self.done = true;
-            return Ok(None);
-        }
-        let block = Block {
-            seq: self.seq,
-            base: self.base,
-            first_packet: self.packets,
-            bytes: buf,
-        };
-        self.seq += 1;
-        self.base += cut;
-        self.packets += packets;
-        Ok(Some(block))
-    }
-}
-
 /// A block, decoded and encoded.
 enum Encoded {
     Parquet(Vec<ArrowColumnChunk>),
@@ -172,6 +66,8 @@ struct Converted {
 enum Sink {
     Parquet(Box<parquet::file::writer::SerializedFileWriter<BufWriter<File>>>),
     Arrow(Box<arrow_ipc::writer::FileWriter<BufWriter<File>>>),
+    /// The batches themselves, for a table held in memory.
+    Collect(Vec<RecordBatch>),
 }
 
 impl Sink {
@@ -189,19 +85,22 @@ impl Sink {
                     w.write(b)?;
                 }
             }
+            (Sink::Collect(all), Encoded::Arrow(batches)) => all.extend(batches),
             _ => unreachable!("a block is encoded for its file's format"),
         }
         Ok(())
     }
 
-    fn finish(self) -> Result<(), TableError> {
+    /// Closes a file; the batches of a table in memory.
+    fn finish(self) -> Result<Vec<RecordBatch>, TableError> {
         match self {
             Sink::Parquet(w) => {
                 w.close()?;
             }
             Sink::Arrow(mut w) => w.finish()?,
+            Sink::Collect(batches) => return Ok(batches),
         }
-        Ok(())
+        Ok(Vec::new())
     }
 }
 
@@ -248,16 +147,12 @@ pub fn write_table_parallel<R: Read>(
     cfg: &ParallelTable<'_>,
     path: &Path,
     format: FileFormat,
-    mut progress: impl FnMut(usize),
+    progress: impl FnMut(usize),
 ) -> Result<Option<Written>, TableError> {
     let mut blocks = Blocks::new(input, cfg.max_packet, cfg.block_bytes);
-    let Some(first) = blocks.next_block()? else {
+    let Some((first, opts, schema)) = start(&mut blocks, cfg)? else {
         return Ok(None);
     };
-    let Some(opts) = learn_scales(cfg, &first)? else {
-        return Ok(None);
-    };
-    let schema = TableBuilder::new(cfg.template, &opts)?.schema();
     let (sink, factory) = match format {
         FileFormat::Parquet => {
             let file = BufWriter::new(File::create(path)?);
@@ -272,25 +167,109 @@ pub fn write_table_parallel<R: Read>(
             (Sink::Arrow(Box::new(w)), None)
         }
     };
-    let threads = cfg.threads.max(1);
-    let window = 2 * threads;
-    let state = Progress {
-        written: Mutex::new(0),
-        moved: Condvar::new(),
-        failed: AtomicBool::new(false),
-    };
     let worker = Worker {
         cfg,
         opts: &opts,
         schema: &schema,
         factory: factory.as_ref(),
     };
+    let (tally, sink) = run(&mut blocks, first, &worker, sink, progress)?;
+    sink.finish()?;
+    Ok(Some(Written {
+        files: vec![WrittenFile {
+            path: path.to_owned(),
+            template: cfg.template.name.clone(),
+            rows: tally.rows,
+            messages: tally.messages,
+        }],
+        not_written: Vec::new(),
+        skipped: tally.skipped,
+        packets: tally.packets,
+        bytes: blocks.base,
+    }))
+}
+
+/// One template's table from `input`, as [`write_table_parallel`] decodes it, held in
+/// memory: the batches in input order and their schema. `Ok(None)` as there.
+pub fn collect_table_parallel<R: Read>(
+    input: R,
+    cfg: &ParallelTable<'_>,
+    progress: impl FnMut(usize),
+) -> Result<Option<CollectedTable>, TableError> {
+    let mut blocks = Blocks::new(input, cfg.max_packet, cfg.block_bytes);
+    let Some((first, opts, schema)) = start(&mut blocks, cfg)? else {
+        return Ok(None);
+    };
+    let worker = Worker {
+        cfg,
+        opts: &opts,
+        schema: &schema,
+        factory: None,
+    };
+    let (tally, sink) = run(
+        &mut blocks,
+        first,
+        &worker,
+        Sink::Collect(Vec::new()),
+        progress,
+    )?;
+    Ok(Some(CollectedTable {
+        batches: sink.finish()?,
+        schema,
+        skipped: tally.skipped,
+        rows: tally.rows,
+        messages: tally.messages,
+        packets: tally.packets,
+    }))
+}
+
+/// A table decoded in memory by [`collect_table_parallel`].
+pub struct CollectedTable {
+    pub batches: Vec<RecordBatch>,
+    pub schema: SchemaRef,
+    pub skipped: Skipped,
+    pub rows: u64,
+    pub messages: u64,
+    pub packets: usize,
+}
+
+/// The first block, and the options and schema every block is decoded with; `None` when
+/// the input is empty or its first block has no row to learn the schema from.
+fn start<R: Read>(
+    blocks: &mut Blocks<R>,
+    cfg: &ParallelTable<'_>,
+) -> Result<Option<(Block, TableOptions, SchemaRef)>, TableError> {
+    let Some(first) = blocks.next_block()? else {
+        return Ok(None);
+    };
+    let Some(opts) = learn_scales(cfg, &first)? else {
+        return Ok(None);
+    };
+    let schema = TableBuilder::new(cfg.template, &opts)?.schema();
+    Ok(Some((first, opts, schema)))
+}
+
+/// Hands the blocks to `cfg.threads` workers and their results, in input order, to `sink`.
+fn run<R: Read>(
+    blocks: &mut Blocks<R>,
+    first: Block,
+    worker: &Worker<'_>,
+    sink: Sink,
+    mut progress: impl FnMut(usize),
+) -> Result<(Tally, Sink), TableError> {
+    let threads = worker.cfg.threads.max(1);
+    let window = 2 * threads;
+    let state = Progress {
+        written: Mutex::new(0),
+        moved: Condvar::new(),
+        failed: AtomicBool::new(false),
+    };
     let (job_tx, job_rx) = sync_channel::<Block>(threads);
     let job_rx = Mutex::new(job_rx);
-    let (tally, sink) = std::thread::scope(|s| -> Result<_, TableError> {
+    std::thread::scope(|s| -> Result<_, TableError> {
         let (done_tx, done_rx) = channel();
         for i in 0..threads {
-            let (job_rx, done_tx, worker) = (&job_rx, done_tx.clone(), &worker);
+            let (job_rx, done_tx) = (&job_rx, done_tx.clone());
             std::thread::Builder::new()
                 .name(format!("table worker {i}"))
                 .spawn_scoped(s, move || loop {
@@ -352,20 +331,7 @@ pub fn write_table_parallel<R: Read>(
             ))));
         }
         Ok((tally, sink))
-    })?;
-    sink.finish()?;
-    Ok(Some(Written {
-        files: vec![WrittenFile {
-            path: path.to_owned(),
-            template: cfg.template.name.clone(),
-            rows: tally.rows,
-            messages: tally.messages,
-        }],
-        not_written: Vec::new(),
-        skipped: tally.skipped,
-        packets: tally.packets,
-        bytes: blocks.base,
-    }))
+    })
 }
 
 /// The options with every decimal column's scale fixed as the first block's first batch
@@ -507,76 +473,4 @@ fn write_in_order(
         }
     }
     Ok((tally, sink))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    /// Any bytes at all: the blocks lay the input end to end from its start, each within
-    /// its size unless one packet is longer, each whole packets but the last, and the input
-    /// is read to its end unless a length over the limit broke the frame.
-    fn check(input: &[u8], max_packet: usize, block_bytes: usize) {
-        let mut blocks = Blocks::new(input, max_packet, block_bytes);
-        let (mut at, mut packets) = (0, 0);
-        let mut seen = Vec::new();
-        while let Some(b) = blocks.next_block().unwrap() {
-            assert_eq!((b.seq, b.base, b.first_packet), (seen.len(), at, packets));
-            assert_eq!(&input[at..at + b.bytes.len()], &b.bytes[..]);
-            let whole: Vec<_> = Framing::Len32Le.packets(&b.bytes).collect();
-            let complete = whole.iter().take_while(|p| p.is_ok()).count();
-            let longest = whole.iter().flatten().map(|p| p.bytes.len() + 4).max();
-            assert!(b.bytes.len() <= block_bytes.max(longest.unwrap_or(0)) + 4);
-            at += b.bytes.len();
-            packets += complete;
-            seen.push(complete == whole.len());
-        }
-        // Only the last block may hold a broken frame.
-        if let Some((_, before)) = seen.split_last() {
-            assert!(before.iter().all(|&whole| whole), "{seen:?}");
-        }
-        // A length over the limit, reached by walking the lengths from the start.
-        let mut pos = 0;
-        let broken = loop {
-            let Some(prefix) = input.get(pos..pos + 4) else {
-                break false;
-            };
-            let len = u32::from_le_bytes(prefix.try_into().unwrap()) as usize;
-            if len > max_packet {
-                break true;
-            }
-            pos += 4 + len;
-        };
-        if !broken {
-            assert_eq!(at, input.len());
-        }
-    }
-
-    proptest! {
-        #[test]
-        fn blocks_cut_any_input_at_packet_boundaries(
-            input in proptest::collection::vec(any::<u8>(), 0..600),
-            max_packet in 1usize..300,
-            block_bytes in 1usize..100,
-        ) {
-            check(&input, max_packet, block_bytes);
-        }
-
-        #[test]
-        fn blocks_cut_well_formed_input_at_packet_boundaries(
-            packets in proptest::collection::vec(proptest::collection::vec(any::<u8>(), 0..50), 0..40),
-            block_bytes in 1usize..200,
-        ) {
-            let mut input = Vec::new();
-            fastfeed_packet::write_len32le(packets.iter().map(|p| p.as_slice()), &mut input).unwrap();
-            check(&input, 1000, block_bytes);
-            let mut blocks = Blocks::new(&input[..], 1000, block_bytes);
-            let mut n = 0;
-            while let Some(b) = blocks.next_block().unwrap() {
-                n += Framing::Len32Le.packets(&b.bytes).filter(|p| p.is_ok()).count();
-            }
-            prop_assert_eq!(n, packets.len());
-        }
-    }
 }

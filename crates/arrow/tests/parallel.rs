@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use fastfeed_arrow::{
-    with_scale_retry, write_table, write_table_parallel, BatchReader, FileFormat, OnError,
-    ParallelTable, TableBuilder, TableError, TableOptions, Written,
+    collect_table_parallel, with_scale_retry, write_table, write_table_parallel, BatchReader,
+    FileFormat, OnError, ParallelTable, TableBuilder, TableError, TableOptions, Written,
 };
 use fastfeed_codec::{Decoder, Message, Templates, Value};
 use fastfeed_packet::{write_len32le, Framing, PacketOptions, StreamDecoder};
@@ -205,6 +205,36 @@ fn blocks_on_any_number_of_workers_make_the_sequential_table() {
             );
         }
     }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_table_collected_in_memory_holds_the_files_rows() {
+    let (ts, data) = complex();
+    let dir = scratch("collect");
+    let path = dir.join("seq.arrow");
+    let want = sequential(&md(&ts), &data, &path, FileFormat::Arrow).unwrap();
+    let new_decoder = || Decoder::new(ts.clone());
+    let cfg = ParallelTable {
+        template: ts.by_name("MarketData").unwrap(),
+        opts: md(&ts).opts,
+        batch_rows: 1000,
+        on_error: OnError::Skip,
+        new_decoder: &new_decoder,
+        packet: RESET,
+        max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
+        threads: 3,
+        block_bytes: 64 << 10,
+    };
+    let got = collect_table_parallel(&data[..], &cfg, |_| {})
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        (got.rows, got.messages, got.packets, got.skipped.count),
+        (89_700, want.files[0].messages, want.packets, 0)
+    );
+    let all = arrow_select::concat::concat_batches(&got.schema, &got.batches).unwrap();
+    assert_eq!(all, rows(&path, FileFormat::Arrow));
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

@@ -67,13 +67,19 @@ impl Input {
     }
 
     pub fn open(&self, templates: &Arc<Templates>) -> std::io::Result<StreamDecoder<Source>> {
+        let (source, framing) = self.source()?;
+        let decoder = Decoder::with_options(templates.clone(), crate::options(self.strict));
+        Ok(StreamDecoder::new(source, framing, decoder, self.packet))
+    }
+
+    /// The bytes the decoder reads, and their framing.
+    pub fn source(&self) -> std::io::Result<(Source, Framing)> {
         let mut file = BufReader::with_capacity(1 << 20, File::open(&self.path)?);
         let pcap = self.pcap || fastfeed_capture::is_capture(file.fill_buf()?);
-        let decoder = Decoder::with_options(templates.clone(), crate::options(self.strict));
-        let (source, framing): (Source, _) = if pcap {
+        Ok(if pcap {
             let payloads = Len32Payloads::new(file, self.udp)
                 .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
-            (Box::new(payloads), Framing::Len32Le)
+            (Box::new(payloads) as Source, Framing::Len32Le)
         } else if self.udp.is_some() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
@@ -84,8 +90,7 @@ impl Input {
             ));
         } else {
             (Box::new(file), self.framing)
-        };
-        Ok(StreamDecoder::new(source, framing, decoder, self.packet))
+        })
     }
 }
 

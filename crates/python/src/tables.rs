@@ -10,10 +10,11 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_pyarrow::{IntoPyArrow, PyArrowType};
 use arrow_schema::SchemaRef;
 use fastfeed_arrow::{
-    with_scale_retry, BatchReader, OnError, Skipped, TableBuilder, TableError, TableOptions,
-    TableSet,
+    collect_table_parallel, with_scale_retry, BatchReader, OnError, ParallelTable, Skipped,
+    TableBuilder, TableError, TableOptions, TableSet,
 };
 use fastfeed_codec::template::Kind;
+use fastfeed_packet::Framing;
 use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -118,13 +119,35 @@ fn args(
 
 type Collected = (Vec<RecordBatch>, SchemaRef, Skipped);
 
-/// Decodes a whole file into one template's batches, widening decimal scales as needed.
+/// Decodes a whole file into one template's batches, widening decimal scales as needed: on
+/// `threads` workers, blocks of packets at a time, where every packet resets the
+/// dictionaries.
 fn collect(
     ts: &Arc<fastfeed_codec::Templates>,
     template: &fastfeed_codec::Template,
     a: &Args,
+    threads: usize,
 ) -> Result<Collected, TableError> {
+    let new_decoder =
+        || fastfeed_codec::Decoder::with_options(ts.clone(), crate::options(a.input.strict));
     with_scale_retry(&a.opts, |opts| {
+        let (source, framing) = a.input.source()?;
+        if threads > 1 && a.input.packet.reset_each_packet && framing == Framing::Len32Le {
+            let cfg = ParallelTable {
+                template,
+                opts: opts.clone(),
+                batch_rows: a.batch_rows,
+                on_error: a.on_error,
+                new_decoder: &new_decoder,
+                packet: a.input.packet,
+                max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
+                threads,
+                block_bytes: fastfeed_arrow::BLOCK_BYTES,
+            };
+            if let Some(t) = collect_table_parallel(source, &cfg, |_| {})? {
+                return Ok((t.batches, t.schema, t.skipped));
+            }
+        }
         let stream = a.input.open(ts)?;
         let t = TableBuilder::new(template, opts)?.batch_rows(a.batch_rows);
         let mut r = BatchReader::new(stream, t, a.on_error)?;
@@ -151,11 +174,13 @@ fn collect(
 /// run of records at a time whatever its size); udp: "GROUP:PORT", only the capture's
 /// datagrams sent there; skip_header: bytes of header before each packet's messages; reset_each_packet: reset the dictionaries at each
 /// packet. errors: "raise" (DecodeError at the first bad packet) or "skip" (bad packets
-/// dropped, counted in a RuntimeWarning).
+/// dropped, counted in a RuntimeWarning). threads: workers decoding blocks of packets at
+/// once where each packet resets the dictionaries (len32le or pcap with
+/// reset_each_packet=True); 0, the default: one per core.
 #[pyfunction]
 #[pyo3(signature = (templates, path, template = None, *, entries = None, framing = "raw",
     udp = None, skip_header = 0, reset_each_packet = false, strict = false, batch_rows = 65536,
-    decimal_scale = None, errors = "raise"))]
+    decimal_scale = None, errors = "raise", threads = 0))]
 #[allow(clippy::too_many_arguments)]
 pub fn read_table(
     py: Python<'_>,
@@ -171,9 +196,14 @@ pub fn read_table(
     batch_rows: usize,
     decimal_scale: Option<i8>,
     errors: &str,
+    threads: usize,
 ) -> PyResult<Py<PyAny>> {
     let ts = templates_of(py, templates)?;
     let t = pick(&ts, template, entries.as_deref())?;
+    let threads = match threads {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
     let a = args(
         path,
         entries,
@@ -187,7 +217,7 @@ pub fn read_table(
         errors,
     )?;
     let (batches, schema, skipped) = py
-        .detach(|| collect(&ts, t, &a))
+        .detach(|| collect(&ts, t, &a, threads))
         .map_err(|e| table_error(py, &e))?;
     warn_skipped(py, &skipped)?;
     let table =
