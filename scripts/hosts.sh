@@ -21,6 +21,10 @@
 #                  first record (its queue, 1024 records per type, drops the oldest)
 #   --queue N      hosts a and b queue N records per type (default 4096): more than a run's
 #                  records, and a host starved of CPU on a busy machine still drops none
+#   --reliable     hosts a and b are recorders and the publisher waits when a link is
+#                  congested: every record arrives even when a host stalls (a screen's link
+#                  drops while its TCP window is full: a VM that stalls a host for 100 ms
+#                  loses records there), and a stalled host slows the feed
 # Throughput (--throughput): no simulator; the publisher host publishes the file as fast as
 # the subscriber hosts take it (--block-when-congested, no echo), the subscribers are
 # recorders; prints records/s publisher -> subscriber hosts, with none missed.
@@ -33,7 +37,8 @@
 #
 # Usage: scripts/hosts.sh [-n COUNT] [-d simple|complex] [-s PAUSE_US] [-p PACKET_BYTES]
 #                         [--cut SECS [--cut-at SECS]] [--slow MS] [--queue N] [--no-shm]
-#                         [--throughput] [--one] [--express] [--loopback] [--keep DIR]
+#                         [--throughput] [--one] [--express] [--loopback] [--reliable]
+#                         [--keep DIR]
 #   -s: the simulator's pause between packets (default 20 us); -p: largest packet (1024).
 #   FASTFEED_BIN: the fastfeed executable (default: $CARGO_TARGET_DIR or target, debug).
 set -euo pipefail
@@ -52,6 +57,7 @@ throughput=0
 express=0
 one=0
 loopback=0
+reliable=0
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) count="$2"; shift 2 ;;
@@ -66,9 +72,10 @@ while [ $# -gt 0 ]; do
     --express) express=1; shift ;;
     --one) one=1; shift ;;
     --loopback) loopback=1; shift ;;
+    --reliable) reliable=1; shift ;;
     --no-shm) shm=0; shift ;;
     --keep) keep="$2"; shift 2 ;;
-    -h|--help) sed -n 2,35p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,43p "$0"; exit 0 ;;
     *) echo "hosts.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -150,6 +157,7 @@ for s in "${subs[@]}"; do
   ep="$(sub_ep "$s")"
   listen+=(--listen "$ep")
   extra=(--queue "$queue" --dump "$work/sub_$s.records")
+  [ "$reliable" = 0 ] || [ "$s" = c ] || extra+=(--recorder)
   [ "$s" != c ] || extra=(--stall-ms "$slow" --queue 1024 --dump "$work/sub_$s.records")
   # Recorders, no echo, no dump: the publisher waits for them, and nothing else loads them.
   [ "$throughput" = 0 ] || extra=(--queue "$queue" --recorder --no-echo)
@@ -162,6 +170,7 @@ fifo="$work/pub.fifo"
 mkfifo "$fifo"
 source=(-g "$group" -i "$pub_ip")
 [ "$express" = 0 ] || source+=(--express)
+[ "$reliable" = 0 ] || source+=(--block-when-congested)
 [ "$throughput" = 0 ] || source=(-f "$file" --block-when-congested --no-echo)
 in_ns "$ns_pub" "$bin" publish "$data" --feed "$feed" --bus zenoh "${listen[@]}" \
   "${source[@]}" --wait-subscribers "${#subs[@]}" --idle-timeout 30 \

@@ -155,9 +155,13 @@ fn both_hosts_have_every_record(dir: &Path, want: &[String]) {
     }
 }
 
+/// Every record on both hosts: recorders, with a publisher that waits when a link is
+/// congested (`--reliable`). Screens, as the other tests show, give up records when their
+/// host stalls: a CI run once lost 37 of 10,000 on one screen host while the VM stalled its
+/// processes for about 100 ms (round trips of 145 ms).
 #[test]
 fn two_subscriber_hosts_receive_every_record() {
-    let Some((dir, stdout)) = hosts("hosts", &["-n", "10000"]) else {
+    let Some((dir, stdout)) = hosts("hosts", &["-n", "10000", "--reliable"]) else {
         return;
     };
     assert!(stdout.contains("round trip /record"), "{stdout}");
@@ -174,7 +178,7 @@ fn two_subscriber_hosts_receive_every_record() {
 /// every process on this host, multicast and Zenoh over loopback.
 #[test]
 fn loopback_hosts_receive_every_record() {
-    let args = ["--loopback", "-n", "5000", "--no-shm"];
+    let args = ["--loopback", "-n", "5000", "--no-shm", "--reliable"];
     let Some((dir, stdout)) = hosts("hosts-loopback", &args) else {
         return;
     };
