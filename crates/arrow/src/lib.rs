@@ -36,7 +36,8 @@ mod write;
 
 pub use builder::{TableBuilder, DEFAULT_BATCH_ROWS};
 pub use parallel::{
-    collect_table_parallel, write_table_parallel, CollectedTable, ParallelTable, BLOCK_BYTES,
+    collect_table_parallel, default_threads, write_table_parallel, CollectedTable, ParallelTable,
+    BLOCK_BYTES,
 };
 pub use plan::TableOptions;
 pub use reader::{BatchReader, OnError, Skipped, TableSet, KEPT_ERRORS};

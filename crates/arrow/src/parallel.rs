@@ -29,6 +29,13 @@ use crate::{BatchReader, TableBuilder, TableError, TableOptions, KEPT_ERRORS};
 /// Input bytes per block: a few hundred thousand rows of a typical feed, a row group each.
 pub const BLOCK_BYTES: usize = 4 << 20;
 
+/// Workers by default: one per core, at most 16. Each holds about 50-60 MB (a block, a
+/// batch being built, one being encoded); past a dozen or so the disk, not the cores, sets
+/// the pace.
+pub fn default_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(16))
+}
+
 /// How the blocks of a parallel conversion are decoded.
 pub struct ParallelTable<'a> {
     /// The template whose messages become rows.

@@ -176,7 +176,7 @@ fn collect(
 /// packet. errors: "raise" (DecodeError at the first bad packet) or "skip" (bad packets
 /// dropped, counted in a RuntimeWarning). threads: workers decoding blocks of packets at
 /// once where each packet resets the dictionaries (len32le or pcap with
-/// reset_each_packet=True); 0, the default: one per core.
+/// reset_each_packet=True); 0, the default: one per core, at most 16.
 #[pyfunction]
 #[pyo3(signature = (templates, path, template = None, *, entries = None, framing = "raw",
     udp = None, skip_header = 0, reset_each_packet = false, strict = false, batch_rows = 65536,
@@ -201,7 +201,7 @@ pub fn read_table(
     let ts = templates_of(py, templates)?;
     let t = pick(&ts, template, entries.as_deref())?;
     let threads = match threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => fastfeed_arrow::default_threads(),
         n => n,
     };
     let a = args(

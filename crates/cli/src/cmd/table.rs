@@ -46,7 +46,8 @@ pub struct TableArgs {
     pub decimal_scale: Option<i8>,
     /// Workers decoding and encoding blocks of packets at once, with `--template` on a
     /// `len32le` file whose packets each reset the dictionaries (`--reset-each-packet`);
-    /// 0: one per core. Other inputs decode on one thread, with the file written on another.
+    /// 0: one per core, at most 16. Other inputs decode on one thread, with the file written
+    /// on another.
     #[arg(long, default_value_t = 0)]
     pub threads: usize,
     /// No progress bar.
@@ -100,7 +101,7 @@ pub fn run(
         ..Default::default()
     };
     let threads = match a.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => fastfeed_arrow::default_threads(),
         n => n,
     };
     let new_decoder = || {
