@@ -28,7 +28,7 @@ mod write;
 
 pub use frame::udp_frame;
 pub use reader::{Capture, CaptureStats, Datagram, Datagrams, Format};
-pub use stream::{Len32Payloads, PayloadStats, RUN_BYTES};
+pub use stream::{CaptureRuns, Len32Payloads, PayloadStats, RUN_BYTES};
 pub use write::write_pcap;
 
 /// Why a file could not be opened as a capture.

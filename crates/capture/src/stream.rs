@@ -8,7 +8,7 @@ use std::io::{self, Read};
 use std::net::SocketAddrV4;
 use std::sync::{Arc, Mutex};
 
-use crate::{Capture, CaptureError, CaptureStats, Format};
+use crate::{Capture, CaptureError, CaptureStats, Datagram, Format};
 
 /// File bytes per run.
 pub const RUN_BYTES: usize = 1 << 20;
@@ -33,11 +33,10 @@ pub struct PayloadStats {
     pub bytes: u64,
 }
 
-/// The UDP payloads of a capture read from `R`, each as a `len32le` packet (a 4-byte
-/// little-endian length, then the payload), in file order; datagrams to other destinations
-/// than `udp` (when given) are left out. Reading stops at damage to the container, which
-/// [`PayloadStats`] locates.
-pub struct Len32Payloads<R> {
+/// The UDP datagrams of a capture read from `R`, a run of whole records at a time, in file
+/// order; datagrams to other destinations than `udp` (when given) are left out. Reading
+/// stops at damage to the container, which [`PayloadStats`] locates.
+pub struct CaptureRuns<R> {
     input: R,
     format: Format,
     /// Byte order of the records' lengths: the pcap header's, or the pcapng section's.
@@ -51,16 +50,13 @@ pub struct Len32Payloads<R> {
     done: bool,
     udp: Option<SocketAddrV4>,
     run_bytes: usize,
-    /// Output ready to read: `out[out_pos..]`.
-    out: Vec<u8>,
-    out_pos: usize,
     stats: Arc<Mutex<PayloadStats>>,
 }
 
-impl<R: Read> Len32Payloads<R> {
+impl<R: Read> CaptureRuns<R> {
     /// Checks the capture's header.
     pub fn new(input: R, udp: Option<SocketAddrV4>) -> Result<Self, CaptureError> {
-        let mut s = Len32Payloads {
+        let mut s = CaptureRuns {
             input,
             format: Format::Pcap,
             big_endian: false,
@@ -71,8 +67,6 @@ impl<R: Read> Len32Payloads<R> {
             done: false,
             udp,
             run_bytes: RUN_BYTES,
-            out: Vec::new(),
-            out_pos: 0,
             stats: Arc::default(),
         };
         let read = |e: io::Error| CaptureError::Read(e.to_string());
@@ -149,9 +143,9 @@ impl<R: Read> Len32Payloads<R> {
         (len >= 12 && len.is_multiple_of(4)).then_some((len, shb))
     }
 
-    /// Cuts the next run of whole records and puts its selected payloads in `out`. False at
-    /// the end of the input or after damage.
-    fn next_run(&mut self) -> io::Result<bool> {
+    /// Cuts the next run of whole records and calls `f` with each selected datagram and the
+    /// file offset of its payload. False at the end of the input or after damage.
+    pub fn next_run(&mut self, f: impl FnMut(&Datagram<'_>, usize)) -> io::Result<bool> {
         if self.done {
             return Ok(false);
         }
@@ -207,13 +201,19 @@ impl<R: Read> Len32Payloads<R> {
         run.extend(self.buf.drain(..end));
         let base = self.base;
         self.base += end;
-        self.parse_run(&run, skip, base);
+        self.parse_run(&run, skip, base, f);
         Ok(true)
     }
 
-    /// The datagrams of one run into `out`, its counts into the shared stats. `skip`: the
-    /// bytes put in front; `base`: the file offset of the run's first record.
-    fn parse_run(&mut self, run: &[u8], skip: usize, base: usize) {
+    /// The datagrams of one run to `f`, its counts into the shared stats. `skip`: the bytes
+    /// put in front; `base`: the file offset of the run's first record.
+    fn parse_run(
+        &mut self,
+        run: &[u8],
+        skip: usize,
+        base: usize,
+        mut f: impl FnMut(&Datagram<'_>, usize),
+    ) {
         let mut counts = PayloadStats::default();
         if let Ok(capture) = Capture::open(run) {
             let mut it = capture.datagrams();
@@ -222,9 +222,9 @@ impl<R: Read> Len32Payloads<R> {
                     continue;
                 }
                 counts.selected += 1;
-                self.out
-                    .extend_from_slice(&(d.payload.len() as u32).to_le_bytes());
-                self.out.extend_from_slice(d.payload);
+                // Where the payload lies in the run, less what was put in front, from base.
+                let at = d.payload.as_ptr() as usize - run.as_ptr() as usize;
+                f(&d, base + at - skip);
             }
             counts.capture = it.stats();
         } else {
@@ -254,12 +254,55 @@ fn add(total: &mut CaptureStats, run: &CaptureStats) {
     total.damaged_at = total.damaged_at.or(run.damaged_at);
 }
 
+/// The UDP payloads of a capture read from `R`, each as a `len32le` packet (a 4-byte
+/// little-endian length, then the payload), in file order: what the decoders read from framed
+/// files, from a capture of any size in bounded memory (see [`CaptureRuns`]).
+pub struct Len32Payloads<R> {
+    runs: CaptureRuns<R>,
+    /// Output ready to read: `out[out_pos..]`.
+    out: Vec<u8>,
+    out_pos: usize,
+}
+
+impl<R: Read> Len32Payloads<R> {
+    /// Checks the capture's header.
+    pub fn new(input: R, udp: Option<SocketAddrV4>) -> Result<Self, CaptureError> {
+        Ok(Len32Payloads {
+            runs: CaptureRuns::new(input, udp)?,
+            out: Vec::new(),
+            out_pos: 0,
+        })
+    }
+
+    /// Sets the file bytes per run (at least one record a run).
+    pub fn run_bytes(mut self, bytes: usize) -> Self {
+        self.runs = self.runs.run_bytes(bytes);
+        self
+    }
+
+    /// The counts so far, updated a run at a time, through a handle that outlives `self`.
+    pub fn stats(&self) -> Arc<Mutex<PayloadStats>> {
+        self.runs.stats()
+    }
+
+    /// Counts into `stats` (what it held is replaced) instead of a handle of its own.
+    pub fn counting_into(mut self, stats: Arc<Mutex<PayloadStats>>) -> Self {
+        self.runs = self.runs.counting_into(stats);
+        self
+    }
+}
+
 impl<R: Read> Read for Len32Payloads<R> {
     fn read(&mut self, dst: &mut [u8]) -> io::Result<usize> {
         while self.out_pos == self.out.len() {
             self.out.clear();
             self.out_pos = 0;
-            if !self.next_run()? {
+            let out = &mut self.out;
+            let more = self.runs.next_run(|d, _| {
+                out.extend_from_slice(&(d.payload.len() as u32).to_le_bytes());
+                out.extend_from_slice(d.payload);
+            })?;
+            if !more {
                 return Ok(0);
             }
         }

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use etherparse::PacketBuilder;
 use fastfeed_capture::{
-    is_capture, udp_frame, Capture, CaptureStats, Format, Len32Payloads, PayloadStats,
+    is_capture, udp_frame, Capture, CaptureRuns, CaptureStats, Format, Len32Payloads, PayloadStats,
 };
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::pcapng::blocks::enhanced_packet::EnhancedPacketBlock;
@@ -279,6 +279,30 @@ fn streamed_in_runs_of_any_size_reads_what_the_whole_file_reads() {
         }
     }
     assert_eq!(in_memory(&pcapng_two_sections(), None).1.selected, 6);
+}
+
+#[test]
+fn runs_name_each_payload_where_it_lies_in_the_file() {
+    for data in [pcap(TsResolution::NanoSecond), pcapng_two_sections()] {
+        let c = Capture::open(&data).unwrap();
+        let base = data.as_ptr() as usize;
+        let want: Vec<(usize, Vec<u8>)> = c
+            .datagrams()
+            .map(|d| (d.payload.as_ptr() as usize - base, d.payload.to_vec()))
+            .collect();
+        for run in [1, 100, 1 << 20] {
+            let mut runs = CaptureRuns::new(&data[..], None).unwrap().run_bytes(run);
+            let mut got = Vec::new();
+            while runs
+                .next_run(|d, at| got.push((at, d.payload.to_vec())))
+                .unwrap()
+            {}
+            assert_eq!(got, want, "run {run}");
+            for (at, payload) in &got {
+                assert_eq!(&data[*at..at + payload.len()], &payload[..]);
+            }
+        }
+    }
 }
 
 #[test]

@@ -99,6 +99,20 @@ pub fn report_capture(p: &fastfeed_capture::PayloadStats) {
     );
 }
 
+/// Whether the file starts like a pcap or pcapng capture.
+pub fn is_capture_file(path: &Path) -> Result<bool> {
+    Ok(fastfeed_capture::is_capture(&head(path, 4)?))
+}
+
+/// The first `n` bytes of a file (fewer if it is shorter).
+pub fn head(path: &Path, n: u64) -> Result<Vec<u8>> {
+    let mut out = Vec::new();
+    std::fs::File::open(path)
+        .and_then(|f| std::io::Read::read_to_end(&mut std::io::Read::take(f, n), &mut out))
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(out)
+}
+
 /// The whole file, or all of standard input for `-`.
 pub fn bytes_or_stdin(path: &Path) -> Result<Vec<u8>> {
     if path.as_os_str() != "-" {

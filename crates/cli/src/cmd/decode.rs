@@ -6,8 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
+use fastfeed_capture::CaptureRuns;
 use fastfeed_codec::{DecodeOptions, Decoder, Message, MessageBuilder, Templates};
-use fastfeed_packet::{PacketDecoder, PacketOptions, PacketSummary};
+use fastfeed_packet::{FramingError, Packet, PacketDecoder, PacketOptions, PacketSummary};
 
 use super::table;
 use crate::tally::Tally;
@@ -61,7 +62,14 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
     table::json_takes_no_template(a.template.as_deref())?;
     let templates = input::templates(&a.framing.templates, !a.framing.no_scp)?;
     let only = Filter::new(&a.only, &templates, &a.framing.templates)?;
-    let data = input::bytes_or_stdin(&a.input)?;
+    // A capture file is read a run of records at a time, whatever its size; other inputs
+    // whole (a raw stream resynchronises at Reset messages anywhere in it).
+    let streamed = a.input.as_os_str() != "-"
+        && (a.framing.framing == InputFraming::Pcap || input::is_capture_file(&a.input)?);
+    let data = match streamed {
+        true => input::head(&a.input, 64 << 10)?,
+        false => input::bytes_or_stdin(&a.input)?,
+    };
     let out: Box<dyn Write> = match (&a.output, a.count) {
         (_, true) => Box::new(std::io::sink()),
         (Some(p), _) => {
@@ -90,17 +98,18 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
     let mut errors = ErrorLog::new(a.max_errors);
     let mut sum = PacketSummary::default();
     let mut packets = 0usize;
-    let mut first_packet = None;
-    for packet in input::packets(&a.framing, &data)? {
+    let mut first_packet: Option<Vec<u8>> = None;
+    // One packet through the decoder; Some(exit) ends the run (a closed pipe, a failed write).
+    let mut take = |packet: Result<Packet<'_>, FramingError>| -> Option<Result<ExitCode>> {
         let packet = match packet {
             Ok(p) => p,
             Err(e) => {
                 errors.framing(&e, data.len());
-                continue;
+                return None;
             }
         };
         packets += 1;
-        first_packet.get_or_insert(packet.bytes);
+        first_packet.get_or_insert_with(|| packet.bytes.to_vec());
         sum += pd.decode_resync(
             &packet,
             &mut builder,
@@ -117,12 +126,47 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
                 errors.decode(r);
             },
         );
-        if let Some(e) = sink.failed.take() {
-            // A closed pipe (`| head`) is a normal way to stop.
-            if e.kind() == std::io::ErrorKind::BrokenPipe {
-                return Ok(ExitCode::SUCCESS);
+        let e = sink.failed.take()?;
+        // A closed pipe (`| head`) is a normal way to stop.
+        Some(match e.kind() {
+            std::io::ErrorKind::BrokenPipe => Ok(ExitCode::SUCCESS),
+            _ => Err(anyhow::Error::new(e).context("writing the messages")),
+        })
+    };
+    if streamed {
+        let file = std::fs::File::open(&a.input)
+            .with_context(|| format!("reading {}", a.input.display()))?;
+        let reader = std::io::BufReader::with_capacity(1 << 20, file);
+        let mut runs = CaptureRuns::new(reader, a.framing.udp)
+            .with_context(|| format!("reading {}", a.input.display()))?;
+        let (mut index, mut stop) = (0, None);
+        let read = loop {
+            let more = runs.next_run(|d, offset| {
+                if stop.is_none() {
+                    let bytes = d.payload;
+                    stop = take(Ok(Packet {
+                        index,
+                        offset,
+                        bytes,
+                    }));
+                    index += 1;
+                }
+            });
+            match more {
+                Ok(true) if stop.is_none() => {}
+                other => break other,
             }
-            return Err(anyhow::Error::new(e).context("writing the messages"));
+        };
+        input::report_capture(&runs.stats().lock().expect("not poisoned"));
+        read.with_context(|| format!("reading {}", a.input.display()))?;
+        if let Some(exit) = stop {
+            return exit;
+        }
+    } else {
+        for packet in input::packets(&a.framing, &data)? {
+            if let Some(exit) = take(packet) {
+                return exit;
+            }
         }
     }
     match sink.out.flush() {
@@ -149,7 +193,11 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
         writeln!(err)?;
     }
     if sum.messages == 0 && errors.total > 0 {
-        writeln!(err, "{}", hint(&a.framing, &data, first_packet, &tally))?;
+        writeln!(
+            err,
+            "{}",
+            hint(&a.framing, &data, first_packet.as_deref(), &tally)
+        )?;
     }
     Ok(if errors.total == 0 {
         ExitCode::SUCCESS

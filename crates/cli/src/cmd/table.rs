@@ -88,7 +88,8 @@ pub fn run(
         .with_context(|| format!("reading {}", input.display()))?
         .len();
     // A capture's UDP payloads reach the decoder as len32le packets, read a run at a time.
-    let capture = matches!(framing.framing, crate::InputFraming::Pcap) || is_capture(input)?;
+    let capture = matches!(framing.framing, crate::InputFraming::Pcap)
+        || crate::input::is_capture_file(input)?;
     let stream_framing = match capture {
         true => Framing::Len32Le,
         false => framing.framing.framing(),
@@ -207,15 +208,6 @@ pub fn run(
         return Err(e);
     }
     report(&written?)
-}
-
-/// Whether the file starts like a pcap or pcapng capture.
-fn is_capture(path: &Path) -> Result<bool> {
-    let mut magic = Vec::with_capacity(4);
-    File::open(path)
-        .and_then(|f| f.take(4).read_to_end(&mut magic))
-        .with_context(|| format!("reading {}", path.display()))?;
-    Ok(fastfeed_capture::is_capture(&magic))
 }
 
 /// `--template` picks a table; JSON output filters with `--only`.
