@@ -68,8 +68,18 @@ impl Input {
 
     pub fn open(&self, templates: &Arc<Templates>) -> std::io::Result<StreamDecoder<Source>> {
         let (source, framing) = self.source()?;
+        Ok(self.stream(source, framing, templates))
+    }
+
+    /// A fresh decoder over bytes `source` opened.
+    pub fn stream(
+        &self,
+        source: Source,
+        framing: Framing,
+        templates: &Arc<Templates>,
+    ) -> StreamDecoder<Source> {
         let decoder = Decoder::with_options(templates.clone(), crate::options(self.strict));
-        Ok(StreamDecoder::new(source, framing, decoder, self.packet))
+        StreamDecoder::new(source, framing, decoder, self.packet)
     }
 
     /// The bytes the decoder reads, and their framing.

@@ -131,7 +131,7 @@ fn collect(
     let new_decoder =
         || fastfeed_codec::Decoder::with_options(ts.clone(), crate::options(a.input.strict));
     with_scale_retry(&a.opts, |opts| {
-        let (source, framing) = a.input.source()?;
+        let (mut source, framing) = a.input.source()?;
         if threads > 1 && a.input.packet.reset_each_packet && framing == Framing::Len32Le {
             let cfg = ParallelTable {
                 template,
@@ -147,8 +147,10 @@ fn collect(
             if let Some(t) = collect_table_parallel(source, &cfg, |_| {})? {
                 return Ok((t.batches, t.schema, t.skipped));
             }
+            // No row in the first block to learn the schema from: one thread, from the start.
+            source = a.input.source()?.0;
         }
-        let stream = a.input.open(ts)?;
+        let stream = a.input.stream(source, framing, ts);
         let t = TableBuilder::new(template, opts)?.batch_rows(a.batch_rows);
         let mut r = BatchReader::new(stream, t, a.on_error)?;
         let mut batches = Vec::new();

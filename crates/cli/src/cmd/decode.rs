@@ -64,11 +64,16 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
     let only = Filter::new(&a.only, &templates, &a.framing.templates)?;
     // A capture file is read a run of records at a time, whatever its size; other inputs
     // whole (a raw stream resynchronises at Reset messages anywhere in it).
-    let streamed = a.input.as_os_str() != "-"
-        && (a.framing.framing == InputFraming::Pcap || input::is_capture_file(&a.input)?);
-    let data = match streamed {
-        true => input::head(&a.input, 64 << 10)?,
-        false => input::bytes_or_stdin(&a.input)?,
+    let head = match a.input.as_os_str() == "-" {
+        true => None,
+        false => Some(input::head(&a.input, 64 << 10)?),
+    };
+    let streamed = head.as_ref().is_some_and(|h| {
+        a.framing.framing == InputFraming::Pcap || fastfeed_capture::is_capture(h)
+    });
+    let data = match (streamed, head) {
+        (true, Some(head)) => head, // For the hint when nothing decodes.
+        _ => input::bytes_or_stdin(&a.input)?,
     };
     let out: Box<dyn Write> = match (&a.output, a.count) {
         (_, true) => Box::new(std::io::sink()),
