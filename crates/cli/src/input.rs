@@ -82,8 +82,13 @@ pub fn packets<'a>(
 
 /// What a capture held, on standard error: every frame is in one count.
 pub fn report_capture(p: &fastfeed_capture::PayloadStats) {
+    eprintln!("{}", capture_line(p));
+}
+
+/// What a capture held and what was taken from it, in one line.
+pub fn capture_line(p: &fastfeed_capture::PayloadStats) -> String {
     let s = &p.capture;
-    eprintln!(
+    format!(
         "capture: {} frames, {} UDP datagrams, {} selected; skipped {} truncated, {} fragments, {} not UDP, {} bad, {} unknown links{}",
         s.frames,
         s.datagrams,
@@ -96,7 +101,7 @@ pub fn report_capture(p: &fastfeed_capture::PayloadStats) {
         s.damaged_at
             .map(|at| format!("; damaged at byte {at}, the rest unread"))
             .unwrap_or_default()
-    );
+    )
 }
 
 /// Whether the file starts like a pcap or pcapng capture.

@@ -294,3 +294,54 @@ fn decode_reads_a_pcap() {
     assert_eq!(table("2"), one);
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn handle_reads_a_pcap_and_reports_what_it_held() {
+    let dir = scratch("feed-handle-pcap");
+    let pcap = dir.join("cme.pcap");
+    let out = fastfeed()
+        .args(["generate", "cme", "-n", "2000", "-o"])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let cfg = dir.join("cme.toml");
+    let line = |group: &str| format!("{{ group = \"{group}\", capture = \"cme.pcap\" }}");
+    std::fs::write(
+        &cfg,
+        format!(
+            "feed = \"cme\"\nprofile = \"cme\"\ntemplates = \"{}/../sim/templates/cme.xml\"\n\
+             [[channel]]\nname = \"ES\"\npacket = {{ kind = \"seq\", bytes = 4, endian = \"be\", len = 5 }}\n\
+             reset_each_packet = true\na = {}\nb = {}\nsnapshot = {}\n",
+            env!("CARGO_MANIFEST_DIR"),
+            line("239.255.90.1:14310"),
+            line("239.255.90.2:14311"),
+            line("239.255.90.3:14312"),
+        ),
+    )
+    .unwrap();
+    let out = fastfeed()
+        .args(["handle", "--captures"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // Each line's datagrams, picked from the one capture; everything else in it counted.
+    let frames = err
+        .lines()
+        .find(|l| l.starts_with("ES line a: capture: "))
+        .and_then(|l| l["ES line a: capture: ".len()..].split(' ').next())
+        .unwrap_or_else(|| panic!("no capture line for line a: {err}"));
+    for (name, selected) in [("a", "2000"), ("b", "2000")] {
+        assert!(
+            err.contains(&format!(
+                "ES line {name}: capture: {frames} frames, {frames} UDP datagrams, {selected} selected; skipped 0 truncated"
+            )),
+            "{err}"
+        );
+    }
+    assert!(err.contains("packets_a=2000 packets_b=2000"), "{err}");
+    assert!(err.contains("rejected_a=0 rejected_b=0"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -19,6 +19,7 @@ pub mod replay;
 pub mod setup;
 pub mod source;
 mod stats;
+pub mod stream;
 
 pub use channel::{Channel, ChannelSettings, LineId};
 pub use output::{BookState, BookView, Output};

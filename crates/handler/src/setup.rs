@@ -9,6 +9,7 @@ use fastfeed_feed::{ChannelConfig, FeedConfig, LineConfig};
 
 use crate::channel::{Channel, ChannelSettings, LineId};
 use crate::source::{load_line, CapturedLine, SourceError};
+use crate::stream::LineStream;
 
 /// A configuration that cannot be set up.
 #[derive(Debug, thiserror::Error)]
@@ -66,7 +67,15 @@ impl ChannelSetup {
         v
     }
 
-    /// Every line's capture, loaded.
+    /// Every line's capture, opened to be read as it is handled (see [`LineStream`]).
+    pub fn streams(&self) -> Result<Vec<LineStream>, SourceError> {
+        self.lines()
+            .into_iter()
+            .map(|(id, l)| LineStream::open(id, l, &self.templates, self.settings.header))
+            .collect()
+    }
+
+    /// Every line's capture, loaded whole (benchmarks and replays).
     pub fn captures(&self) -> Result<Vec<CapturedLine>, SourceError> {
         self.lines()
             .into_iter()

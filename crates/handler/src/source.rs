@@ -251,20 +251,23 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     era * 146_097 + doe - 719_468
 }
 
-/// The packets of several lines in arrival order: by time, then by line order.
+/// The packets of several lines in arrival order: the earliest next packet of any line, the
+/// first line on a tie; each line keeps its file order (a capture's records are in the order
+/// they arrived, even where a clock stepped back). [`crate::stream::MergedLines`] gives the
+/// same order while reading.
 pub fn merge(lines: &[CapturedLine]) -> Vec<(usize, usize)> {
-    let mut all: Vec<(u64, usize, usize)> = lines
+    let mut next = vec![0; lines.len()];
+    let mut out = Vec::with_capacity(lines.iter().map(|l| l.packets.len()).sum());
+    while let Some((_, l)) = lines
         .iter()
         .enumerate()
-        .flat_map(|(l, line)| {
-            line.packets
-                .iter()
-                .enumerate()
-                .map(move |(i, p)| (p.ts_ns, l, i))
-        })
-        .collect();
-    all.sort_by_key(|&(t, l, i)| (t, l, i));
-    all.into_iter().map(|(_, l, i)| (l, i)).collect()
+        .filter_map(|(l, line)| line.packets.get(next[l]).map(|p| (p.ts_ns, l)))
+        .min()
+    {
+        out.push((l, next[l]));
+        next[l] += 1;
+    }
+    out
 }
 
 #[cfg(test)]
@@ -293,5 +296,13 @@ mod tests {
         let a = CapturedLine::from_packets(LineId::A, [(10, vec![1]), (30, vec![2])]);
         let b = CapturedLine::from_packets(LineId::B, [(10, vec![3]), (20, vec![4])]);
         assert_eq!(merge(&[a, b]), [(0, 0), (1, 0), (1, 1), (0, 1)]);
+    }
+
+    #[test]
+    fn merge_keeps_each_line_in_file_order() {
+        // Line A's clock steps back between its packets: they stay in file order.
+        let a = CapturedLine::from_packets(LineId::A, [(30, vec![1]), (10, vec![2])]);
+        let b = CapturedLine::from_packets(LineId::B, [(20, vec![3])]);
+        assert_eq!(merge(&[a, b]), [(1, 0), (0, 0), (0, 1)]);
     }
 }

@@ -9,6 +9,7 @@ use std::collections::{BTreeSet, HashMap};
 
 use common::*;
 use fastfeed_handler::source::CapturedLine;
+use fastfeed_handler::stream::{LineStream, MergedLines};
 use fastfeed_handler::{ChannelStats, LineId};
 
 fn lines(a: bool, b: bool) -> Vec<CapturedLine> {
@@ -306,26 +307,53 @@ fn a_pcap_of_the_three_lines_replays_to_the_same_books() {
     let path = dir.join("moex.pcap");
     std::fs::write(&path, w.into_writer()).unwrap();
     let ts = templates();
-    let from_pcap: Vec<CapturedLine> = [LineId::A, LineId::B, LineId::Snapshot]
+    let header = fastfeed_feed::config::PacketHeader::None;
+    let lines = || {
+        [LineId::A, LineId::B, LineId::Snapshot]
+            .into_iter()
+            .zip(groups)
+            .map(|(id, g)| {
+                let cfg = fastfeed_feed::LineConfig {
+                    group: Some(g.parse().unwrap()),
+                    interface: std::net::Ipv4Addr::LOCALHOST,
+                    capture: Some(path.clone()),
+                    format: None,
+                    udp: None,
+                };
+                (id, cfg)
+            })
+    };
+    let from_pcap: Vec<CapturedLine> = lines()
+        .map(|(id, cfg)| fastfeed_handler::source::load_line(id, &cfg, &ts, header).unwrap())
+        .collect();
+    // The same lines read as they are handled, a run of records at a time (the capture is
+    // several runs long): the same packets at the same times in the same merged order.
+    let streams = lines()
+        .map(|(id, cfg)| LineStream::open(id, &cfg, &ts, header).unwrap())
+        .collect();
+    assert!(std::fs::metadata(&path).unwrap().len() > 3 * fastfeed_capture::RUN_BYTES as u64);
+    let mut merged = MergedLines::new(streams).unwrap();
+    let mut streamed = Vec::new();
+    while let Some(p) = merged.next().unwrap() {
+        streamed.push((p.line, p.ts_ns, p.bytes.to_vec()));
+    }
+    let expected: Vec<_> = fastfeed_handler::source::merge(&from_pcap)
         .into_iter()
-        .zip(groups)
-        .map(|(id, g)| {
-            let cfg = fastfeed_feed::LineConfig {
-                group: Some(g.parse().unwrap()),
-                interface: std::net::Ipv4Addr::LOCALHOST,
-                capture: Some(path.clone()),
-                format: None,
-                udp: None,
-            };
-            fastfeed_handler::source::load_line(
-                id,
-                &cfg,
-                &ts,
-                fastfeed_feed::config::PacketHeader::None,
-            )
-            .unwrap()
+        .map(|(l, i)| {
+            let line = &from_pcap[l];
+            (line.line, line.packets[i].ts_ns, line.packet(i).to_vec())
         })
         .collect();
+    assert_eq!(streamed.len(), expected.len());
+    assert!(
+        streamed == expected,
+        "the streamed lines differ from the loaded ones"
+    );
+    for (l, p) in merged.lines().iter().zip(&from_pcap) {
+        let stats = l.capture_stats().unwrap();
+        assert_eq!(stats.capture, p.capture_stats.unwrap());
+        assert_eq!(stats.selected, p.packets.len() as u64);
+    }
     std::fs::remove_dir_all(&dir).ok();
     for (p, r) in from_pcap.iter().zip(&all) {
         assert_eq!(p.packets.len(), r.packets.len());

@@ -13,7 +13,7 @@ use fastfeed_bus_shm::ShmBus;
 use fastfeed_feed::FeedConfig;
 use fastfeed_handler::live::LiveChannel;
 use fastfeed_handler::publish::BusOutput;
-use fastfeed_handler::source::merge;
+use fastfeed_handler::stream::MergedLines;
 use fastfeed_handler::{setup, Channel, ChannelSetup, Output};
 
 use super::bus::{BusKind, ZenohArgs};
@@ -124,16 +124,26 @@ pub fn run_captures<O: Output>(
 ) -> Result<Vec<(String, Channel)>> {
     let mut finals = Vec::new();
     for c in channels {
-        let lines = c.captures()?;
+        let mut lines = MergedLines::new(c.streams()?)?;
         let mut ch = c.channel();
         let mut now = 0;
-        for (l, i) in merge(&lines) {
-            now = lines[l].packets[i].ts_ns;
-            ch.on_packet(lines[l].line, lines[l].packet(i), now, out);
+        while let Some(p) = lines.next()? {
+            now = p.ts_ns;
+            ch.on_packet(p.line, p.bytes, now, out);
         }
         ch.finish(now.saturating_add(1_000_000_000), out);
         if status {
             eprintln!("{}", status_line(&c.config.name, &ch, 0.0));
+            for l in lines.lines() {
+                if let Some(p) = l.capture_stats() {
+                    eprintln!(
+                        "{} line {}: {}",
+                        c.config.name,
+                        l.line().name(),
+                        crate::input::capture_line(&p)
+                    );
+                }
+            }
         }
         finals.push((c.config.name.clone(), ch));
     }

@@ -1,0 +1,224 @@
+//! Lines read while they are handled: a pcap/pcapng capture a megabyte of records at a
+//! time ([`fastfeed_capture::CaptureRuns`]), so a day's capture of many gigabytes runs in
+//! the memory of one run per line; `len32le` and raw files, the formats of tests and
+//! generated data, are loaded whole ([`load_line`]). [`MergedLines`] hands the lines'
+//! packets out in the order of [`merge`](crate::source::merge).
+
+use std::collections::VecDeque;
+use std::fs::File;
+use std::io::BufReader;
+use std::ops::Range;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use fastfeed_capture::{CaptureRuns, PayloadStats};
+use fastfeed_codec::Templates;
+use fastfeed_feed::config::{CaptureFormat, LineConfig, PacketHeader};
+
+use crate::channel::LineId;
+use crate::source::{load_line, CapturedLine, SourceError};
+
+/// One line's packets, in file order, read as they are asked for.
+pub struct LineStream {
+    line: LineId,
+    source: Source,
+}
+
+enum Source {
+    /// A pcap or pcapng file: the selected datagrams of one run of records at a time,
+    /// their payloads end to end in `run`.
+    Capture {
+        path: PathBuf,
+        runs: Box<CaptureRuns<BufReader<File>>>,
+        run: Vec<u8>,
+        queue: VecDeque<(u64, Range<usize>)>,
+        stats: Arc<Mutex<PayloadStats>>,
+    },
+    /// A file loaded whole.
+    Loaded { line: CapturedLine, next: usize },
+}
+
+impl LineStream {
+    /// Opens a line's capture: a pcap/pcapng (by `format`, or by its first bytes) is read as
+    /// it is handled; other formats are loaded whole now.
+    pub fn open(
+        line: LineId,
+        cfg: &LineConfig,
+        templates: &Arc<Templates>,
+        header: PacketHeader,
+    ) -> Result<Self, SourceError> {
+        let path = cfg
+            .capture
+            .as_ref()
+            .ok_or(SourceError::NoCapture(line.name()))?;
+        let read = |source| SourceError::Read {
+            path: path.clone(),
+            source,
+        };
+        let file = File::open(path).map_err(read)?;
+        let is_capture = match cfg.format {
+            Some(f) => matches!(f, CaptureFormat::Pcap),
+            None => {
+                let mut head = [0u8; 4];
+                let n = std::io::Read::read(&mut &file, &mut head).map_err(read)?;
+                fastfeed_capture::is_capture(&head[..n])
+            }
+        };
+        if !is_capture {
+            let line = load_line(line, cfg, templates, header)?;
+            return Ok(LineStream {
+                line: line.line,
+                source: Source::Loaded { line, next: 0 },
+            });
+        }
+        // The head read to tell the format is read again by the capture reader.
+        let file = File::open(path).map_err(read)?;
+        let runs = CaptureRuns::new(BufReader::new(file), cfg.capture_selector()).map_err(|e| {
+            SourceError::Format {
+                path: path.clone(),
+                message: e.to_string(),
+            }
+        })?;
+        Ok(LineStream {
+            line,
+            source: Source::Capture {
+                path: path.clone(),
+                stats: runs.stats(),
+                runs: Box::new(runs),
+                run: Vec::new(),
+                queue: VecDeque::new(),
+            },
+        })
+    }
+
+    /// A stream over a line already in memory.
+    pub fn loaded(line: CapturedLine) -> Self {
+        LineStream {
+            line: line.line,
+            source: Source::Loaded { line, next: 0 },
+        }
+    }
+
+    /// Which line.
+    pub fn line(&self) -> LineId {
+        self.line
+    }
+
+    /// The next packet: its bytes replace `out`'s, and its time is returned; None at the
+    /// end of the line (or where a capture's container is damaged, which
+    /// [`LineStream::capture_stats`] locates).
+    pub fn next_into(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, SourceError> {
+        out.clear();
+        match &mut self.source {
+            Source::Loaded { line, next } => {
+                let Some(p) = line.packets.get(*next) else {
+                    return Ok(None);
+                };
+                out.extend_from_slice(line.packet(*next));
+                *next += 1;
+                Ok(Some(p.ts_ns))
+            }
+            Source::Capture {
+                path,
+                runs,
+                run,
+                queue,
+                ..
+            } => loop {
+                if let Some((ts, range)) = queue.pop_front() {
+                    out.extend_from_slice(&run[range]);
+                    return Ok(Some(ts));
+                }
+                run.clear();
+                let more = runs
+                    .next_run(|d, _| {
+                        let start = run.len();
+                        run.extend_from_slice(d.payload);
+                        queue.push_back((d.ts_ns, start..run.len()));
+                    })
+                    .map_err(|source| SourceError::Read {
+                        path: path.clone(),
+                        source,
+                    })?;
+                if !more && queue.is_empty() {
+                    return Ok(None);
+                }
+            },
+        }
+    }
+
+    /// For a capture: its frames and datagrams so far, and the datagrams of this line.
+    pub fn capture_stats(&self) -> Option<PayloadStats> {
+        match &self.source {
+            Source::Capture { stats, .. } => Some(*stats.lock().expect("not poisoned")),
+            Source::Loaded { .. } => None,
+        }
+    }
+}
+
+/// A packet handed out by [`MergedLines`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinePacket<'a> {
+    /// The line it came on.
+    pub line: LineId,
+    /// When it arrived (capture time) or was sent (SendingTime), ns since the epoch.
+    pub ts_ns: u64,
+    /// Its bytes.
+    pub bytes: &'a [u8],
+}
+
+/// Several lines' packets in arrival order: the earliest next packet of any line, the first
+/// line on a tie; each line in its file order.
+pub struct MergedLines {
+    lines: Vec<LineStream>,
+    heads: Vec<Option<u64>>,
+    bufs: Vec<Vec<u8>>,
+    /// The line whose head was handed out last, to be read on at the next call.
+    taken: Option<usize>,
+}
+
+impl MergedLines {
+    /// Reads each line's first packet.
+    pub fn new(mut lines: Vec<LineStream>) -> Result<Self, SourceError> {
+        let mut bufs = vec![Vec::new(); lines.len()];
+        let heads = lines
+            .iter_mut()
+            .zip(&mut bufs)
+            .map(|(l, b)| l.next_into(b))
+            .collect::<Result<_, _>>()?;
+        Ok(MergedLines {
+            lines,
+            heads,
+            bufs,
+            taken: None,
+        })
+    }
+
+    /// The next packet of any line; None when every line has ended.
+    #[allow(clippy::should_implement_trait)] // it lends its buffer: not an Iterator
+    pub fn next(&mut self) -> Result<Option<LinePacket<'_>>, SourceError> {
+        if let Some(i) = self.taken.take() {
+            self.heads[i] = self.lines[i].next_into(&mut self.bufs[i])?;
+        }
+        let Some((ts, i)) = self
+            .heads
+            .iter()
+            .enumerate()
+            .filter_map(|(i, h)| h.map(|t| (t, i)))
+            .min()
+        else {
+            return Ok(None);
+        };
+        self.taken = Some(i);
+        Ok(Some(LinePacket {
+            line: self.lines[i].line,
+            ts_ns: ts,
+            bytes: &self.bufs[i],
+        }))
+    }
+
+    /// The lines, for their capture counts.
+    pub fn lines(&self) -> &[LineStream] {
+        &self.lines
+    }
+}
