@@ -343,5 +343,19 @@ fn handle_reads_a_pcap_and_reports_what_it_held() {
     }
     assert!(err.contains("packets_a=2000 packets_b=2000"), "{err}");
     assert!(err.contains("rejected_a=0 rejected_b=0"), "{err}");
+    // Replayed from the same capture, read as it is sent: every line's datagrams sent.
+    let out = fastfeed()
+        .args(["replay", "-q"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    for line in ["a -> 239.255.90.1:14310", "b -> 239.255.90.2:14311"] {
+        assert!(
+            err.contains(&format!("line {line}: 2000 packets, 2000 sent")),
+            "{err}"
+        );
+    }
     std::fs::remove_dir_all(&dir).ok();
 }

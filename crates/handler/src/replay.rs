@@ -9,7 +9,7 @@ use fastfeed_net::{FaultConfig, FaultCounts, FaultInjector, McastSender, NetErro
 
 use crate::channel::LineId;
 use crate::setup::{ChannelSetup, SetupError};
-use crate::source::{merge, CapturedLine};
+use crate::stream::{MergedLines, ReadSoFar};
 
 /// How fast to send.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -69,7 +69,6 @@ pub enum ReplayError {
 }
 
 struct Sending {
-    line: CapturedLine,
     sender: McastSender,
     injector: FaultInjector,
     /// Same faults on every line: a fresh injector per packet, seeded by its bytes.
@@ -85,17 +84,20 @@ fn hash(bytes: &[u8]) -> u64 {
     })
 }
 
-/// Sends every line's capture to its group; `progress(sent, total)` is called as it goes.
+/// Sends every line's capture to its group, the lines of every channel interleaved by time,
+/// reading the captures as it goes (see [`LineStream`]); `progress(packets, read)` is
+/// called as it goes.
 pub fn replay(
     channels: &[ChannelSetup],
     pace: Pace,
     faults: &ReplayFaults,
-    mut progress: impl FnMut(u64, u64),
+    mut progress: impl FnMut(u64, ReadSoFar),
 ) -> Result<Vec<LineReport>, ReplayError> {
     let mut lines = Vec::new();
+    let mut streams = Vec::new();
     let mut k = 0u64;
     for ch in channels {
-        let captures = ch.captures().map_err(SetupError::from)?;
+        let captures = ch.streams().map_err(SetupError::from)?;
         for ((id, cfg), line) in ch.lines().into_iter().zip(captures) {
             let group = cfg
                 .group
@@ -117,37 +119,36 @@ pub fn replay(
                     channel: ch.config.name.clone(),
                     line: id,
                     group,
-                    packets: line.packets.len() as u64,
+                    packets: 0,
                     sent: 0,
                     faults: FaultCounts::default(),
                 },
-                line,
             });
+            streams.push(line);
         }
     }
-    let captured: Vec<CapturedLine> = lines.iter().map(|s| s.line.clone()).collect();
-    let order = merge(&captured);
-    let total = order.len() as u64;
-    let t0 = order
-        .first()
-        .map_or(0, |&(l, i)| captured[l].packets[i].ts_ns);
+    let mut merged = MergedLines::new(streams).map_err(SetupError::from)?;
+    let mut t0 = None;
     let start = Instant::now();
     let mut out = Vec::new();
-    for (n, &(l, i)) in order.iter().enumerate() {
+    let mut n = 0u64;
+    while let Some(p) = merged.next().map_err(SetupError::from)? {
+        let t0 = *t0.get_or_insert(p.ts_ns);
         let due = match pace {
             Pace::Full => None,
             Pace::Rate(r) => Some(Duration::from_secs_f64(n as f64 / r.max(1e-9))),
             Pace::Recorded(speed) => {
-                let ns = captured[l].packets[i].ts_ns.saturating_sub(t0) as f64;
+                let ns = p.ts_ns.saturating_sub(t0) as f64;
                 Some(Duration::from_secs_f64(ns / 1e9 / speed.max(1e-9)))
             }
         };
         if let Some(due) = due {
             wait_until(start + due);
         }
-        let s = &mut lines[l];
+        let s = &mut lines[p.source];
+        s.report.packets += 1;
         out.clear();
-        let packet = captured[l].packet(i);
+        let packet = p.bytes;
         match s.per_packet {
             Some((config, seed)) => {
                 let mut one = FaultInjector::new(config, seed ^ hash(packet))?;
@@ -163,10 +164,12 @@ pub fn replay(
         for d in &out {
             send(s, d)?;
         }
-        if n % 256 == 0 || n as u64 + 1 == total {
-            progress(n as u64 + 1, total);
+        n += 1;
+        if n % 256 == 1 {
+            progress(n, merged.read_so_far());
         }
     }
+    progress(n, merged.read_so_far());
     for s in &mut lines {
         out.clear();
         s.injector.flush(&mut out);

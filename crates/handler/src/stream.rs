@@ -24,18 +24,33 @@ pub struct LineStream {
     source: Source,
 }
 
+/// How far a [`LineStream`] has read: bytes of its file (a capture) or of its packets (a
+/// file loaded whole).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ReadSoFar {
+    /// Bytes read.
+    pub done: u64,
+    /// Bytes in all.
+    pub total: u64,
+}
+
 enum Source {
     /// A pcap or pcapng file: the selected datagrams of one run of records at a time,
     /// their payloads end to end in `run`.
     Capture {
         path: PathBuf,
+        file_len: u64,
         runs: Box<CaptureRuns<BufReader<File>>>,
         run: Vec<u8>,
         queue: VecDeque<(u64, Range<usize>)>,
         stats: Arc<Mutex<PayloadStats>>,
     },
     /// A file loaded whole.
-    Loaded { line: CapturedLine, next: usize },
+    Loaded {
+        line: CapturedLine,
+        next: usize,
+        done: u64,
+    },
 }
 
 impl LineStream {
@@ -66,13 +81,11 @@ impl LineStream {
         };
         if !is_capture {
             let line = load_line(line, cfg, templates, header)?;
-            return Ok(LineStream {
-                line: line.line,
-                source: Source::Loaded { line, next: 0 },
-            });
+            return Ok(LineStream::loaded(line));
         }
         // The head read to tell the format is read again by the capture reader.
         let file = File::open(path).map_err(read)?;
+        let file_len = file.metadata().map_err(read)?.len();
         let runs = CaptureRuns::new(BufReader::new(file), cfg.capture_selector()).map_err(|e| {
             SourceError::Format {
                 path: path.clone(),
@@ -83,6 +96,7 @@ impl LineStream {
             line,
             source: Source::Capture {
                 path: path.clone(),
+                file_len,
                 stats: runs.stats(),
                 runs: Box::new(runs),
                 run: Vec::new(),
@@ -95,7 +109,11 @@ impl LineStream {
     pub fn loaded(line: CapturedLine) -> Self {
         LineStream {
             line: line.line,
-            source: Source::Loaded { line, next: 0 },
+            source: Source::Loaded {
+                line,
+                next: 0,
+                done: 0,
+            },
         }
     }
 
@@ -110,12 +128,13 @@ impl LineStream {
     pub fn next_into(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, SourceError> {
         out.clear();
         match &mut self.source {
-            Source::Loaded { line, next } => {
+            Source::Loaded { line, next, done } => {
                 let Some(p) = line.packets.get(*next) else {
                     return Ok(None);
                 };
                 out.extend_from_slice(line.packet(*next));
                 *next += 1;
+                *done += out.len() as u64;
                 Ok(Some(p.ts_ns))
             }
             Source::Capture {
@@ -147,6 +166,22 @@ impl LineStream {
         }
     }
 
+    /// How far it has read.
+    pub fn read_so_far(&self) -> ReadSoFar {
+        match &self.source {
+            Source::Capture {
+                stats, file_len, ..
+            } => ReadSoFar {
+                done: stats.lock().expect("not poisoned").bytes,
+                total: *file_len,
+            },
+            Source::Loaded { line, done, .. } => ReadSoFar {
+                done: *done,
+                total: line.bytes() as u64,
+            },
+        }
+    }
+
     /// For a capture: its frames and datagrams so far, and the datagrams of this line.
     pub fn capture_stats(&self) -> Option<PayloadStats> {
         match &self.source {
@@ -161,6 +196,8 @@ impl LineStream {
 pub struct LinePacket<'a> {
     /// The line it came on.
     pub line: LineId,
+    /// Its line's place among the lines given to [`MergedLines::new`].
+    pub source: usize,
     /// When it arrived (capture time) or was sent (SendingTime), ns since the epoch.
     pub ts_ns: u64,
     /// Its bytes.
@@ -212,6 +249,7 @@ impl MergedLines {
         self.taken = Some(i);
         Ok(Some(LinePacket {
             line: self.lines[i].line,
+            source: i,
             ts_ns: ts,
             bytes: &self.bufs[i],
         }))
@@ -220,5 +258,16 @@ impl MergedLines {
     /// The lines, for their capture counts.
     pub fn lines(&self) -> &[LineStream] {
         &self.lines
+    }
+
+    /// How far all the lines have read together.
+    pub fn read_so_far(&self) -> ReadSoFar {
+        self.lines
+            .iter()
+            .map(LineStream::read_so_far)
+            .fold(ReadSoFar::default(), |a, b| ReadSoFar {
+                done: a.done + b.done,
+                total: a.total + b.total,
+            })
     }
 }

@@ -73,9 +73,10 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
     };
     let progress = !a.quiet && std::io::stderr().is_terminal();
     let start = std::time::Instant::now();
-    let reports = replay(&channels, pace, &faults, |done, total| {
+    let reports = replay(&channels, pace, &faults, |done, read| {
         if progress {
-            eprint!("\r{done}/{total} packets");
+            let pct = 100.0 * read.done as f64 / read.total.max(1) as f64;
+            eprint!("\r{done} packets, {pct:.0}% of the captures read");
             std::io::stderr().flush().ok();
         }
     })?;
