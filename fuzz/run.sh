@@ -13,7 +13,7 @@ if ! [[ "$secs" =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then
   echo "fuzz/run.sh: SECONDS must be a positive number, not '$secs'" >&2
   exit 2
 fi
-all=(decode templates framing roundtrip generated capture)
+all=(decode templates framing roundtrip generated capture handler)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do
