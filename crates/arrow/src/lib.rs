@@ -31,6 +31,7 @@ mod builder;
 mod column;
 mod parallel;
 mod plan;
+mod pool;
 mod reader;
 mod write;
 

@@ -6,12 +6,8 @@
 //! are what a conversion waits on, and both now take every core.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Cursor, Read};
-use std::panic::AssertUnwindSafe;
+use std::io::{BufWriter, Cursor, Read};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::mpsc::{channel, sync_channel, Receiver};
-use std::sync::{Condvar, Mutex};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
@@ -22,9 +18,10 @@ use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGro
 use parquet::arrow::ArrowWriter;
 
 use crate::blocks::{Block, Blocks};
+use crate::pool::run_blocks;
 use crate::reader::{OnError, Skipped};
 use crate::write::{parquet_properties, FileFormat, Written, WrittenFile};
-use crate::{BatchReader, TableBuilder, TableError, TableOptions, KEPT_ERRORS};
+use crate::{BatchReader, TableBuilder, TableError, TableOptions};
 
 /// Input bytes per block: a few hundred thousand rows of a typical feed, a row group each.
 pub const BLOCK_BYTES: usize = 4 << 20;
@@ -108,36 +105,6 @@ impl Sink {
             Sink::Collect(batches) => return Ok(batches),
         }
         Ok(Vec::new())
-    }
-}
-
-/// How far the writer has got, so the reader stays at most a window of blocks ahead of it
-/// (memory stays bounded when one block is slow), and whether the conversion has failed.
-struct Progress {
-    written: Mutex<usize>,
-    moved: Condvar,
-    failed: AtomicBool,
-}
-
-impl Progress {
-    /// Waits until block `seq` may be handed out; false once the conversion has failed.
-    fn admit(&self, seq: usize, window: usize) -> bool {
-        let mut written = self.written.lock().expect("not poisoned");
-        while seq >= *written + window && !self.failed.load(Ordering::Relaxed) {
-            written = self.moved.wait(written).expect("not poisoned");
-        }
-        !self.failed.load(Ordering::Relaxed)
-    }
-
-    fn advance(&self, to: usize) {
-        *self.written.lock().expect("not poisoned") = to;
-        self.moved.notify_all();
-    }
-
-    fn fail(&self) {
-        self.failed.store(true, Ordering::Relaxed);
-        let _guard = self.written.lock().expect("not poisoned");
-        self.moved.notify_all();
     }
 }
 
@@ -261,84 +228,30 @@ fn run<R: Read>(
     blocks: &mut Blocks<R>,
     first: Block,
     worker: &Worker<'_>,
-    sink: Sink,
-    mut progress: impl FnMut(usize),
+    mut sink: Sink,
+    progress: impl FnMut(usize),
 ) -> Result<(Tally, Sink), TableError> {
-    let threads = worker.cfg.threads.max(1);
-    let window = 2 * threads;
-    let state = Progress {
-        written: Mutex::new(0),
-        moved: Condvar::new(),
-        failed: AtomicBool::new(false),
+    let mut tally = Tally::default();
+    let append = |c: Converted| {
+        tally.rows += c.rows;
+        tally.messages += c.messages;
+        tally.packets += c.packets;
+        tally.skipped.add(c.skipped);
+        if c.rows > 0 {
+            sink.append(c.encoded)?;
+        }
+        Ok(())
     };
-    let (job_tx, job_rx) = sync_channel::<Block>(threads);
-    let job_rx = Mutex::new(job_rx);
-    std::thread::scope(|s| -> Result<_, TableError> {
-        let (done_tx, done_rx) = channel();
-        for i in 0..threads {
-            let (job_rx, done_tx) = (&job_rx, done_tx.clone());
-            std::thread::Builder::new()
-                .name(format!("table worker {i}"))
-                .spawn_scoped(s, move || loop {
-                    let job = job_rx.lock().expect("not poisoned").recv();
-                    let Ok(block) = job else { break };
-                    let seq = block.seq;
-                    // A panic would leave a hole the writer waits on for ever: it becomes
-                    // this block's error instead.
-                    let converted =
-                        std::panic::catch_unwind(AssertUnwindSafe(|| worker.convert(block)))
-                            .unwrap_or_else(|_| {
-                                Err(TableError::Io(io::Error::other("a table worker panicked")))
-                            });
-                    if done_tx.send((seq, converted)).is_err() {
-                        break;
-                    }
-                })?;
-        }
-        drop(done_tx);
-        let state = &state;
-        let writer = std::thread::Builder::new()
-            .name("table writer".into())
-            .spawn_scoped(s, move || {
-                let r = write_in_order(sink, done_rx, state);
-                if r.is_err() {
-                    state.fail();
-                }
-                r
-            })?;
-        let mut next = Some(first);
-        let read = loop {
-            let Some(block) = next.take() else {
-                break Ok(());
-            };
-            if !state.admit(block.seq, window) || job_tx.send(block).is_err() {
-                break Ok(());
-            }
-            progress(blocks.base);
-            match blocks.next_block() {
-                Ok(b) => next = b,
-                Err(e) => break Err(TableError::Io(e)),
-            }
-        };
-        drop(job_tx);
-        if read.is_err() {
-            state.fail();
-        }
-        let written = writer.join().unwrap_or_else(|_| {
-            Err(TableError::Io(io::Error::other(
-                "the table writer thread panicked",
-            )))
-        });
-        read?;
-        let (tally, sink) = written?;
-        if tally.blocks != blocks.seq {
-            return Err(TableError::Io(io::Error::other(format!(
-                "{} of {} blocks came back from the table workers",
-                tally.blocks, blocks.seq
-            ))));
-        }
-        Ok((tally, sink))
-    })
+    let convert = |block| worker.convert(block);
+    run_blocks(
+        blocks,
+        first,
+        worker.cfg.threads,
+        &convert,
+        append,
+        progress,
+    )?;
+    Ok((tally, sink))
 }
 
 /// The options with every decimal column's scale fixed as the first block's first batch
@@ -441,43 +354,8 @@ impl Worker<'_> {
 /// The sums over the blocks written.
 #[derive(Default)]
 struct Tally {
-    blocks: usize,
     rows: u64,
     messages: u64,
     packets: usize,
     skipped: Skipped,
-}
-
-/// Appends the converted blocks to the file in input order, holding those that finish
-/// early. The first failed block (in input order) fails the conversion.
-fn write_in_order(
-    mut sink: Sink,
-    done: Receiver<(usize, Result<Converted, TableError>)>,
-    state: &Progress,
-) -> Result<(Tally, Sink), TableError> {
-    let mut held = std::collections::BTreeMap::new();
-    let mut next = 0usize;
-    let mut tally = Tally::default();
-    for (seq, converted) in done {
-        held.insert(seq, converted);
-        while let Some(c) = held.remove(&next) {
-            let c = c?;
-            tally.rows += c.rows;
-            tally.messages += c.messages;
-            tally.packets += c.packets;
-            tally.skipped.count += c.skipped.count;
-            let room = KEPT_ERRORS - tally.skipped.first.len();
-            tally
-                .skipped
-                .first
-                .extend(c.skipped.first.into_iter().take(room));
-            if c.rows > 0 {
-                sink.append(c.encoded)?;
-            }
-            next += 1;
-            tally.blocks = next;
-            state.advance(next);
-        }
-    }
-    Ok((tally, sink))
 }

@@ -44,6 +44,13 @@ impl Skipped {
         }
         Ok(())
     }
+
+    /// Adds another part's skips: their counts, and their first errors while room is left.
+    pub(crate) fn add(&mut self, other: Skipped) {
+        self.count += other.count;
+        let room = KEPT_ERRORS - self.first.len();
+        self.first.extend(other.first.into_iter().take(room));
+    }
 }
 
 /// Decodes until `full` says a batch is ready or the input ends. False at the end.
