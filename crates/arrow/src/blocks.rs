@@ -1,10 +1,10 @@
 //! Cutting a `len32le` input into blocks of whole packets, each decodable on its own where
 //! every packet resets the dictionaries.
 
-use std::io::{self, Read};
+use std::io::{self, Cursor, Read};
 
-#[cfg(test)]
-use fastfeed_packet::Framing;
+use fastfeed_codec::Decoder;
+use fastfeed_packet::{Framing, PacketOptions, StreamDecoder};
 
 /// A run of whole `len32le` packets and where it lies in the input.
 pub(crate) struct Block {
@@ -13,6 +13,25 @@ pub(crate) struct Block {
     pub base: usize,
     pub first_packet: usize,
     pub bytes: Vec<u8>,
+}
+
+impl Block {
+    /// Its packets to decode, with a fresh decoder, errors located in the whole input.
+    pub fn stream(
+        &self,
+        new_decoder: &(dyn Fn() -> Decoder + Sync),
+        packet: PacketOptions,
+        max_packet: usize,
+    ) -> StreamDecoder<Cursor<&[u8]>> {
+        StreamDecoder::new(
+            Cursor::new(&self.bytes[..]),
+            Framing::Len32Le,
+            new_decoder(),
+            packet,
+        )
+        .max_packet(max_packet)
+        .starting_at(self.base, self.first_packet)
+    }
 }
 
 /// Cuts a `len32le` input into blocks of about `block_bytes`, at packet boundaries. A

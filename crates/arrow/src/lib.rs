@@ -30,6 +30,7 @@ mod blocks;
 mod builder;
 mod column;
 mod parallel;
+mod parallel_set;
 mod plan;
 mod pool;
 mod reader;
@@ -40,6 +41,7 @@ pub use parallel::{
     collect_table_parallel, default_threads, write_table_parallel, CollectedTable, ParallelTable,
     BLOCK_BYTES,
 };
+pub use parallel_set::{write_tables_parallel, ParallelTables};
 pub use plan::TableOptions;
 pub use reader::{BatchReader, OnError, Skipped, TableSet, KEPT_ERRORS};
 pub use write::{

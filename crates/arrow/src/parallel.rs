@@ -6,14 +6,14 @@
 //! are what a conversion waits on, and both now take every core.
 
 use std::fs::File;
-use std::io::{BufWriter, Cursor, Read};
+use std::io::{BufWriter, Read};
 use std::path::Path;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use fastfeed_codec::template::Template;
 use fastfeed_codec::Decoder;
-use fastfeed_packet::{Framing, PacketOptions, StreamDecoder};
+use fastfeed_packet::PacketOptions;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 
@@ -53,7 +53,7 @@ pub struct ParallelTable<'a> {
 }
 
 /// A block, decoded and encoded.
-enum Encoded {
+pub(crate) enum Encoded {
     Parquet(Vec<ArrowColumnChunk>),
     Arrow(Vec<RecordBatch>),
 }
@@ -67,7 +67,7 @@ struct Converted {
 }
 
 /// The file side: where blocks go, in order.
-enum Sink {
+pub(crate) enum Sink {
     Parquet(Box<parquet::file::writer::SerializedFileWriter<BufWriter<File>>>),
     Arrow(Box<arrow_ipc::writer::FileWriter<BufWriter<File>>>),
     /// The batches themselves, for a table held in memory.
@@ -75,7 +75,29 @@ enum Sink {
 }
 
 impl Sink {
-    fn append(&mut self, encoded: Encoded) -> Result<(), TableError> {
+    /// A file of `format` at `path` for tables of `schema`, and for Parquet the factory
+    /// that encodes blocks' column chunks for it.
+    pub(crate) fn create(
+        path: &Path,
+        schema: &SchemaRef,
+        format: FileFormat,
+    ) -> Result<(Sink, Option<ArrowRowGroupWriterFactory>), TableError> {
+        let file = BufWriter::new(File::create(path)?);
+        Ok(match format {
+            FileFormat::Parquet => {
+                let props = parquet_properties(schema)?;
+                let (w, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props))?
+                    .into_serialized_writer()?;
+                (Sink::Parquet(Box::new(w)), Some(factory))
+            }
+            FileFormat::Arrow => {
+                let w = arrow_ipc::writer::FileWriter::try_new(file, schema)?;
+                (Sink::Arrow(Box::new(w)), None)
+            }
+        })
+    }
+
+    pub(crate) fn append(&mut self, encoded: Encoded) -> Result<(), TableError> {
         match (self, encoded) {
             (Sink::Parquet(w), Encoded::Parquet(chunks)) => {
                 let mut group = w.next_row_group()?;
@@ -96,7 +118,7 @@ impl Sink {
     }
 
     /// Closes a file; the batches of a table in memory.
-    fn finish(self) -> Result<Vec<RecordBatch>, TableError> {
+    pub(crate) fn finish(self) -> Result<Vec<RecordBatch>, TableError> {
         match self {
             Sink::Parquet(w) => {
                 w.close()?;
@@ -127,20 +149,7 @@ pub fn write_table_parallel<R: Read>(
     let Some((first, opts, schema)) = start(&mut blocks, cfg)? else {
         return Ok(None);
     };
-    let (sink, factory) = match format {
-        FileFormat::Parquet => {
-            let file = BufWriter::new(File::create(path)?);
-            let props = parquet_properties(&schema)?;
-            let (w, factory) = ArrowWriter::try_new(file, schema.clone(), Some(props))?
-                .into_serialized_writer()?;
-            (Sink::Parquet(Box::new(w)), Some(factory))
-        }
-        FileFormat::Arrow => {
-            let file = BufWriter::new(File::create(path)?);
-            let w = arrow_ipc::writer::FileWriter::try_new(file, &schema)?;
-            (Sink::Arrow(Box::new(w)), None)
-        }
-    };
+    let (sink, factory) = Sink::create(path, &schema, format)?;
     let worker = Worker {
         cfg,
         opts: &opts,
@@ -261,7 +270,7 @@ fn learn_scales(
     first: &Block,
 ) -> Result<Option<TableOptions>, TableError> {
     let table = TableBuilder::new(cfg.template, &cfg.opts)?.batch_rows(cfg.batch_rows);
-    let stream = block_stream(cfg, &first.bytes, first);
+    let stream = first.stream(cfg.new_decoder, cfg.packet, cfg.max_packet);
     let mut probe = BatchReader::new(stream, table, cfg.on_error)?;
     if probe.next_batch()?.is_none() {
         return Ok(None);
@@ -271,21 +280,6 @@ fn learn_scales(
         opts.column_scales.entry(column).or_insert(scale);
     }
     Ok(Some(opts))
-}
-
-fn block_stream<'b>(
-    cfg: &ParallelTable<'_>,
-    bytes: &'b [u8],
-    at: &Block,
-) -> StreamDecoder<Cursor<&'b [u8]>> {
-    StreamDecoder::new(
-        Cursor::new(bytes),
-        Framing::Len32Le,
-        (cfg.new_decoder)(),
-        cfg.packet,
-    )
-    .max_packet(cfg.max_packet)
-    .starting_at(at.base, at.first_packet)
 }
 
 /// What every worker shares.
@@ -300,7 +294,7 @@ impl Worker<'_> {
     fn convert(&self, block: Block) -> Result<Converted, TableError> {
         let cfg = self.cfg;
         let table = TableBuilder::new(cfg.template, self.opts)?.batch_rows(cfg.batch_rows);
-        let stream = block_stream(cfg, &block.bytes, &block);
+        let stream = block.stream(cfg.new_decoder, cfg.packet, cfg.max_packet);
         let mut reader = BatchReader::new(stream, table, cfg.on_error)?;
         let mut columns = match self.factory {
             Some(f) => Some(f.create_column_writers(block.seq)?),

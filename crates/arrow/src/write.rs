@@ -304,7 +304,7 @@ fn pipelined<T: Send>(
 }
 
 /// A file name from a template name: characters unsafe in paths become `_`.
-fn file_name(template: &str, format: FileFormat) -> String {
+pub(crate) fn file_name(template: &str, format: FileFormat) -> String {
     let safe: String = template
         .chars()
         .map(|c| {

@@ -165,6 +165,29 @@ fn decode_to_parquet_and_arrow_files() {
     for name in ["MarketData.arrow", "QuoteRequest.arrow", "Done.arrow"] {
         assert!(all.join(name).exists(), "{name}: {err}");
     }
+    // The same directory in Parquet, on one thread and in blocks on three workers: the same
+    // rows in every template's file.
+    let tables = |threads: &str| {
+        let out_dir = dir.join(format!("all-{threads}"));
+        let mut args = vec!["decode", "-t", &tpl, "--framing", "len32le", &dat];
+        args.extend([
+            "--reset-each-packet",
+            "--threads",
+            threads,
+            "--format",
+            "parquet",
+        ]);
+        args.extend(["--entries", "MDEntries", "-o", out_dir.to_str().unwrap()]);
+        let out = fastfeed(&args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{err}");
+        assert!(!err.contains("note:"), "{err}");
+        ["MarketData", "QuoteRequest", "Done"]
+            .map(|t| common::parquet_rows(&out_dir.join(format!("{t}.parquet"))))
+    };
+    let one = tables("1");
+    assert_eq!(one[0], rows);
+    assert_eq!(tables("3"), one);
 
     // Tables need -o; --template needs a table format.
     let out = fastfeed(&["decode", "-t", &tpl, &dat, "--format", "parquet"]);

@@ -10,8 +10,9 @@ use std::sync::{Arc, Mutex};
 use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use fastfeed_arrow::{
-    with_scale_retry, write_table, write_table_parallel, write_tables, BatchReader, FileFormat,
-    OnError, ParallelTable, TableBuilder, TableOptions, TableSet, Written,
+    with_scale_retry, write_table, write_table_parallel, write_tables, write_tables_parallel,
+    BatchReader, FileFormat, OnError, ParallelTable, ParallelTables, TableBuilder, TableOptions,
+    TableSet, Written,
 };
 use fastfeed_capture::{Len32Payloads, PayloadStats};
 use fastfeed_codec::{DecodeOptions, Decoder, Templates};
@@ -139,12 +140,12 @@ pub fn run(
         }
     };
     // Blocks of packets decode apart only where every packet starts from empty dictionaries.
-    let parallel = template
-        .filter(|_| threads > 1 && packet.reset_each_packet && stream_framing == Framing::Len32Le);
-    if a.threads > 1 && parallel.is_none() {
+    let blocks = threads > 1 && packet.reset_each_packet && stream_framing == Framing::Len32Le;
+    let parallel = template.filter(|_| blocks);
+    if a.threads > 1 && !blocks {
         eprintln!(
-            "note: --threads {} needs --template, packets (--framing len32le, or a capture) \
-             and --reset-each-packet (blocks of packets decode apart only where each packet \
+            "note: --threads {} needs packets (--framing len32le, or a capture) and \
+             --reset-each-packet (blocks of packets decode apart only where each packet \
              starts from empty dictionaries): decoding on one thread",
             a.threads
         );
@@ -178,6 +179,20 @@ pub fn run(
                 return Ok(w);
             }
             // No row in the first block to learn the schema from: one thread, from the start.
+        }
+        if template.is_none() && blocks {
+            let cfg = ParallelTables {
+                templates: &templates,
+                opts: opts.clone(),
+                batch_rows: a.batch_rows,
+                on_error: OnError::Skip,
+                new_decoder: &new_decoder,
+                packet,
+                max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
+                threads,
+                block_bytes: fastfeed_arrow::BLOCK_BYTES,
+            };
+            return write_tables_parallel(opened(&mut failure)?, &cfg, output, format, show);
         }
         let data = opened(&mut failure)?;
         let stream = StreamDecoder::new(data, stream_framing, new_decoder(), packet);
