@@ -119,6 +119,7 @@ def read_tables(
     batch_rows: int = 65536,
     decimal_scale: Optional[int] = None,
     errors: Errors = "raise",
+    threads: int = 0,
 ) -> Dict[str, pyarrow.Table]: ...
 
 def read_batches(

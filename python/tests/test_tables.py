@@ -219,3 +219,11 @@ def test_blocks_on_many_threads_make_the_same_table(cli, tmp_path):
     many = fastfeed.read_table(tpl, dat, "MarketData", threads=3, **opts)
     assert one.num_rows > 150000
     assert many.equals(one)
+    # Every template's table at once, in blocks too: the same tables.
+    all_one = fastfeed.read_tables(tpl, dat, threads=1, **opts)
+    all_many = fastfeed.read_tables(tpl, dat, threads=3, **opts)
+    assert sorted(all_many) == sorted(all_one)
+    assert {"MarketData", "QuoteRequest"} <= set(all_one)
+    assert all_one["MarketData"].equals(one)
+    for name, table in all_one.items():
+        assert all_many[name].equals(table), name

@@ -41,7 +41,9 @@ pub use parallel::{
     collect_table_parallel, default_threads, write_table_parallel, CollectedTable, ParallelTable,
     BLOCK_BYTES,
 };
-pub use parallel_set::{write_tables_parallel, ParallelTables};
+pub use parallel_set::{
+    collect_tables_parallel, write_tables_parallel, CollectedTables, ParallelTables,
+};
 pub use plan::TableOptions;
 pub use reader::{BatchReader, OnError, Skipped, TableSet, KEPT_ERRORS};
 pub use write::{

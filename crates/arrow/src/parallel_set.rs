@@ -82,72 +82,148 @@ pub fn write_tables_parallel<R: Read>(
     progress: impl FnMut(usize),
 ) -> Result<Written, TableError> {
     std::fs::create_dir_all(dir)?;
-    let probe = TableSet::new(cfg.templates, &cfg.opts, cfg.batch_rows)?;
-    let names: Vec<String> = probe.tables().iter().map(|t| t.name().to_owned()).collect();
+    let path = |name: &str| dir.join(file_name(name, format));
+    let make = |name: &str, schema: &SchemaRef| Ok(Sink::create(&path(name), schema, format)?.0);
+    let done = convert_all(input, cfg, format, make, progress)?;
     let mut written = Written {
-        not_written: probe.unsupported.iter().map(|e| e.to_string()).collect(),
+        not_written: done.unsupported,
+        skipped: done.skipped,
+        packets: done.packets,
+        bytes: done.bytes,
         ..Default::default()
     };
-    let mut blocks = Blocks::new(input, cfg.max_packet, cfg.block_bytes);
-    let Some(first) = blocks.next_block()? else {
-        return Ok(written);
-    };
-    let opts = learn_scales(cfg, &first)?;
-    let mut outs: Vec<Option<Out>> = names.iter().map(|_| None).collect();
-    let mut messages = vec![0u64; names.len()];
-    let (mut packets, mut skipped) = (0usize, Skipped::default());
-    let append = |c: Converted| {
-        for (m, n) in messages.iter_mut().zip(&c.messages) {
-            *m += n;
-        }
-        packets += c.packets;
-        skipped.add(c.skipped);
-        for part in c.parts {
-            let out = match &mut outs[part.template] {
-                Some(out) => {
-                    agree(out, &part)?;
-                    out
-                }
-                none => {
-                    let path = dir.join(file_name(&names[part.template], format));
-                    let (sink, _) = Sink::create(&path, &part.schema, format)?;
-                    none.insert(Out {
-                        sink,
-                        schema: part.schema.clone(),
-                        scales: part.scales.clone(),
-                        rows: 0,
-                    })
-                }
-            };
-            out.rows += part.rows;
-            out.sink.append(part.encoded)?;
-        }
-        Ok(())
-    };
-    let convert = |block| convert(cfg, &opts, format, block);
-    run_blocks(&mut blocks, first, cfg.threads, &convert, append, progress)?;
-    for (i, out) in outs.into_iter().enumerate() {
+    for (i, out) in done.outs.into_iter().enumerate() {
+        let name = &done.names[i];
         match out {
             Some(out) => {
                 out.sink.finish()?;
                 written.files.push(WrittenFile {
-                    path: dir.join(file_name(&names[i], format)),
-                    template: names[i].clone(),
+                    path: path(name),
+                    template: name.clone(),
                     rows: out.rows,
-                    messages: messages[i],
+                    messages: done.messages[i],
                 });
             }
-            None if messages[i] > 0 => written.not_written.push(format!(
-                "template {}: {} messages, no fields to write",
-                names[i], messages[i]
+            None if done.messages[i] > 0 => written.not_written.push(format!(
+                "template {name}: {} messages, no fields to write",
+                done.messages[i]
             )),
             None => {}
         }
     }
-    written.skipped = skipped;
-    written.packets = packets;
-    written.bytes = blocks.base;
     Ok(written)
+}
+
+/// Every template's table from `input`, as [`write_tables_parallel`] decodes them, held in
+/// memory: (template name, batches, schema) for each template that has messages and
+/// fields, and what was skipped.
+pub fn collect_tables_parallel<R: Read>(
+    input: R,
+    cfg: &ParallelTables<'_>,
+    progress: impl FnMut(usize),
+) -> Result<CollectedTables, TableError> {
+    let make = |_: &str, _: &SchemaRef| Ok(Sink::Collect(Vec::new()));
+    let done = convert_all(input, cfg, FileFormat::Arrow, make, progress)?;
+    let mut tables = Vec::new();
+    for (i, out) in done.outs.into_iter().enumerate() {
+        match out {
+            Some(out) => tables.push((done.names[i].clone(), out.sink.finish()?, out.schema)),
+            // Messages without a row (an empty sequence's, in a row per entry): an empty
+            // table, as one pass gives.
+            None if done.messages[i] > 0 => {
+                let schema = done.empty[i].clone();
+                if !schema.fields().is_empty() {
+                    tables.push((done.names[i].clone(), Vec::new(), schema));
+                }
+            }
+            None => {}
+        }
+    }
+    Ok(CollectedTables {
+        tables,
+        skipped: done.skipped,
+    })
+}
+
+/// Tables decoded in memory by [`collect_tables_parallel`].
+pub struct CollectedTables {
+    pub tables: Vec<(String, Vec<RecordBatch>, SchemaRef)>,
+    pub skipped: Skipped,
+}
+
+/// What a conversion of every template gathered.
+struct AllDone {
+    names: Vec<String>,
+    /// Each template's schema with no rows (for a table of none).
+    empty: Vec<SchemaRef>,
+    unsupported: Vec<String>,
+    outs: Vec<Option<Out>>,
+    messages: Vec<u64>,
+    packets: usize,
+    skipped: Skipped,
+    bytes: usize,
+}
+
+/// Converts the blocks of `input` on the workers, encoded for `format`, and appends each
+/// template's parts, in input order, to the sink `make` gives it at its first rows.
+fn convert_all<R: Read>(
+    input: R,
+    cfg: &ParallelTables<'_>,
+    format: FileFormat,
+    mut make: impl FnMut(&str, &SchemaRef) -> Result<Sink, TableError> + Send,
+    progress: impl FnMut(usize),
+) -> Result<AllDone, TableError> {
+    let probe = TableSet::new(cfg.templates, &cfg.opts, cfg.batch_rows)?;
+    let names: Vec<String> = probe.tables().iter().map(|t| t.name().to_owned()).collect();
+    let mut outs: Vec<Option<Out>> = names.iter().map(|_| None).collect();
+    let mut messages = vec![0u64; names.len()];
+    let (mut packets, mut skipped) = (0usize, Skipped::default());
+    let mut blocks = Blocks::new(input, cfg.max_packet, cfg.block_bytes);
+    let mut opts = cfg.opts.clone();
+    if let Some(first) = blocks.next_block()? {
+        opts = learn_scales(cfg, &first)?;
+        let append = |c: Converted| {
+            for (m, n) in messages.iter_mut().zip(&c.messages) {
+                *m += n;
+            }
+            packets += c.packets;
+            skipped.add(c.skipped);
+            for part in c.parts {
+                let out = match &mut outs[part.template] {
+                    Some(out) => {
+                        agree(out, &part)?;
+                        out
+                    }
+                    none => none.insert(Out {
+                        sink: make(&names[part.template], &part.schema)?,
+                        schema: part.schema.clone(),
+                        scales: part.scales.clone(),
+                        rows: 0,
+                    }),
+                };
+                out.rows += part.rows;
+                out.sink.append(part.encoded)?;
+            }
+            Ok(())
+        };
+        let convert = |block| convert(cfg, &opts, format, block);
+        run_blocks(&mut blocks, first, cfg.threads, &convert, append, progress)?;
+    }
+    let empty = TableSet::new(cfg.templates, &opts, cfg.batch_rows)?
+        .tables()
+        .iter()
+        .map(|t| t.schema())
+        .collect();
+    Ok(AllDone {
+        names,
+        empty,
+        unsupported: probe.unsupported.iter().map(|e| e.to_string()).collect(),
+        outs,
+        messages,
+        packets,
+        skipped,
+        bytes: blocks.base,
+    })
 }
 
 /// The options with every decimal column's scale fixed as the first block's tables set it

@@ -10,8 +10,8 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_pyarrow::{IntoPyArrow, PyArrowType};
 use arrow_schema::SchemaRef;
 use fastfeed_arrow::{
-    collect_table_parallel, with_scale_retry, BatchReader, OnError, ParallelTable, Skipped,
-    TableBuilder, TableError, TableOptions, TableSet,
+    collect_table_parallel, collect_tables_parallel, with_scale_retry, BatchReader, OnError,
+    ParallelTable, ParallelTables, Skipped, TableBuilder, TableError, TableOptions, TableSet,
 };
 use fastfeed_codec::template::Kind;
 use fastfeed_packet::Framing;
@@ -227,14 +227,15 @@ pub fn read_table(
     Ok(PyArrowType(table).into_pyobject(py)?.unbind())
 }
 
-/// Reads every template's table from a file in one pass: a dict from template name to
-/// pyarrow.Table, for the templates that have messages and fields. `entries` applies to the
+/// Reads every template's table from a file in one pass (or in blocks of packets on
+/// `threads` workers, as read_table): a dict from template name to pyarrow.Table, for the
+/// templates that have messages and fields. `entries` applies to the
 /// templates that have that sequence; the others get a row per message. Arguments as
 /// read_table.
 #[pyfunction]
 #[pyo3(signature = (templates, path, *, entries = None, framing = "raw", udp = None, skip_header = 0,
     reset_each_packet = false, strict = false, batch_rows = 65536, decimal_scale = None,
-    errors = "raise"))]
+    errors = "raise", threads = 0))]
 #[allow(clippy::too_many_arguments)]
 pub fn read_tables<'py>(
     py: Python<'py>,
@@ -249,8 +250,13 @@ pub fn read_tables<'py>(
     batch_rows: usize,
     decimal_scale: Option<i8>,
     errors: &str,
+    threads: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let ts = templates_of(py, templates)?;
+    let threads = match threads {
+        0 => fastfeed_arrow::default_threads(),
+        n => n,
+    };
     let a = args(
         path,
         entries,
@@ -264,7 +270,7 @@ pub fn read_tables<'py>(
         errors,
     )?;
     let (tables, skipped) = py
-        .detach(|| collect_all(&ts, &a))
+        .detach(|| collect_all(&ts, &a, threads))
         .map_err(|e| table_error(py, &e))?;
     warn_skipped(py, &skipped)?;
     let out = PyDict::new(py);
@@ -278,9 +284,34 @@ pub fn read_tables<'py>(
 
 type AllTables = (Vec<(String, (Vec<RecordBatch>, SchemaRef))>, Skipped);
 
-fn collect_all(ts: &Arc<fastfeed_codec::Templates>, a: &Args) -> Result<AllTables, TableError> {
+/// Decodes a whole file into every template's batches, widening decimal scales as needed:
+/// on `threads` workers where every packet resets the dictionaries, as [`collect`].
+fn collect_all(
+    ts: &Arc<fastfeed_codec::Templates>,
+    a: &Args,
+    threads: usize,
+) -> Result<AllTables, TableError> {
+    let new_decoder =
+        || fastfeed_codec::Decoder::with_options(ts.clone(), crate::options(a.input.strict));
     with_scale_retry(&a.opts, |opts| {
-        let mut stream = a.input.open(ts)?;
+        let (source, framing) = a.input.source()?;
+        if threads > 1 && a.input.packet.reset_each_packet && framing == Framing::Len32Le {
+            let cfg = ParallelTables {
+                templates: ts,
+                opts: opts.clone(),
+                batch_rows: a.batch_rows,
+                on_error: a.on_error,
+                new_decoder: &new_decoder,
+                packet: a.input.packet,
+                max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
+                threads,
+                block_bytes: fastfeed_arrow::BLOCK_BYTES,
+            };
+            let t = collect_tables_parallel(source, &cfg, |_| {})?;
+            let tables = t.tables.into_iter().map(|(n, b, s)| (n, (b, s))).collect();
+            return Ok((tables, t.skipped));
+        }
+        let mut stream = a.input.stream(source, framing, ts);
         let mut set = TableSet::new(ts, opts, a.batch_rows)?;
         let mut skipped = Skipped::default();
         let mut batches: HashMap<usize, Vec<RecordBatch>> = HashMap::new();
