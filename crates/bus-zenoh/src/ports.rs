@@ -299,6 +299,10 @@ impl<R: Record> ZenohSubscriber<R> {
 }
 
 impl<R: Record> Subscriber<R> for ZenohSubscriber<R> {
+    fn rejected(&self) -> u64 {
+        self.rejected.load(Ordering::Relaxed)
+    }
+
     fn try_recv(&mut self) -> Result<Option<Envelope<R>>, BusError> {
         if !self.joined() {
             return Ok(None);

@@ -97,6 +97,8 @@ fn foreign_samples_are_counted_not_delivered() {
     use fastfeed_bus::Subscriber;
     assert!(sub.try_recv().unwrap().is_none());
     assert_eq!(sub.rejected(), 2);
+    // Through the bus interface too, as the CLI subscriber's report takes it.
+    assert_eq!(Subscriber::rejected(&sub), 2);
     assert_eq!(sub.counters().received, 0);
 }
 

@@ -82,6 +82,13 @@ pub trait Subscriber<R: Record> {
         std::thread::yield_now();
     }
 
+    /// Samples that reached this subscriber and were refused as malformed (another layout,
+    /// a wrong size): each also leaves a gap in its publisher's seqs, counted missed. 0 where
+    /// the transport cannot deliver such samples (shared memory's typed services).
+    fn rejected(&self) -> u64 {
+        0
+    }
+
     /// The counters so far.
     fn counters(&self) -> Counters {
         self.accounting().counters()

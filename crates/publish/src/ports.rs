@@ -179,8 +179,9 @@ impl<B: Bus> RecordSubscribers<B> {
         seen
     }
 
-    /// Per record type: its name, its type tag and what its subscriber counted.
-    pub fn per_type(&self) -> Vec<(&'static str, u32, Counters)> {
+    /// Per record type: its name, its type tag, what its subscriber counted and the samples
+    /// it refused as malformed.
+    pub fn per_type(&self) -> Vec<(&'static str, u32, Counters, u64)> {
         let mut v = Vec::new();
         macro_rules! push {
             ($f:ident, $t:ty) => {
@@ -188,6 +189,7 @@ impl<B: Bus> RecordSubscribers<B> {
                     <$t as BusRecord>::TYPE_NAME,
                     <$t>::type_tag(),
                     self.$f.counters(),
+                    self.$f.rejected(),
                 ));
             };
         }

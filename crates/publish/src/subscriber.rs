@@ -25,6 +25,8 @@ pub struct SubscriberReport {
     pub filtered_out: u64,
     /// Samples lost to a full queue (the publisher never waits for a slow subscriber).
     pub missed: u64,
+    /// Samples refused as malformed (each also counted missed).
+    pub rejected: u64,
     /// Of `received`, the current state a late joiner took first (last record per security).
     pub snapshot: u64,
     pub echoed: u64,
@@ -57,6 +59,8 @@ pub struct TypeReport {
     pub missed_at_end: u64,
     /// Of `missed`, the gaps between records read (for a late joiner, after its state).
     pub gaps: u64,
+    /// Samples refused as malformed (another layout, a wrong size), each also missed.
+    pub rejected: u64,
     /// Of `received`, a late joiner's current state.
     pub snapshot: u64,
     /// Live copies of records already received (a late joiner's, of its current state):
@@ -309,6 +313,7 @@ impl<B: Bus> RecordSubscriber<B> {
         report.per_type = self.per_type(&done);
         report.missed = missed + report.per_type.iter().map(|t| t.missed_at_end).sum::<u64>();
         report.snapshot = report.per_type.iter().map(|t| t.snapshot).sum();
+        report.rejected = report.per_type.iter().map(|t| t.rejected).sum();
         Ok(report)
     }
 
@@ -318,13 +323,14 @@ impl<B: Bus> RecordSubscriber<B> {
             .subs
             .per_type()
             .into_iter()
-            .map(|(type_name, tag, c)| TypeReport {
+            .map(|(type_name, tag, c, rejected)| TypeReport {
                 type_name,
                 received: c.received,
                 filtered_out: c.filtered_out,
                 missed: c.missed + c.missed_at_start,
                 missed_at_end: 0,
                 gaps: c.missed,
+                rejected,
                 snapshot: c.snapshot,
                 duplicates: c.duplicates,
                 published: done

@@ -179,7 +179,7 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         .collect();
     writeln!(
         out,
-        "subscriber: received {} records ({}{}), filtered out {}, missed {}, echoed {}, Done {}",
+        "subscriber: received {} records ({}{}), filtered out {}, missed {}{}, echoed {}, Done {}",
         report.received,
         per_type.join(", "),
         if a.history {
@@ -189,6 +189,10 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         },
         report.filtered_out,
         report.missed,
+        match report.rejected {
+            0 => String::new(),
+            n => format!(" ({n} of them samples refused as malformed)"),
+        },
         report.echoed,
         if report.complete {
             "seen, all records accounted for"
