@@ -38,8 +38,8 @@ mod write;
 
 pub use builder::{TableBuilder, DEFAULT_BATCH_ROWS};
 pub use parallel::{
-    collect_table_parallel, default_threads, write_table_parallel, CollectedTable, ParallelTable,
-    BLOCK_BYTES,
+    collect_table_parallel, default_threads, write_table_parallel, Blocking, CollectedTable,
+    ParallelTable, BLOCK_BYTES,
 };
 pub use parallel_set::{
     collect_tables_parallel, write_tables_parallel, CollectedTables, ParallelTables,

@@ -33,10 +33,8 @@ pub fn default_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(16))
 }
 
-/// How the blocks of a parallel conversion are decoded.
-pub struct ParallelTable<'a> {
-    /// The template whose messages become rows.
-    pub template: &'a Template,
+/// How blocks of packets are decoded on workers, in either parallel conversion.
+pub struct Blocking<'a> {
     pub opts: TableOptions,
     pub batch_rows: usize,
     pub on_error: OnError,
@@ -50,6 +48,13 @@ pub struct ParallelTable<'a> {
     pub threads: usize,
     /// Input bytes per block ([`BLOCK_BYTES`]); a packet longer than this is a block.
     pub block_bytes: usize,
+}
+
+/// One template's table, decoded in blocks.
+pub struct ParallelTable<'a> {
+    /// The template whose messages become rows.
+    pub template: &'a Template,
+    pub blocks: Blocking<'a>,
 }
 
 /// A block, decoded and encoded.
@@ -131,7 +136,7 @@ impl Sink {
 }
 
 /// Writes one template's table from `input` (`len32le`, every packet resetting the
-/// dictionaries) with `cfg.threads` workers, to `path`. The table's schema (its decimal
+/// dictionaries) with `cfg.blocks.threads` workers, to `path`. The table's schema (its decimal
 /// scales) is learned from the first block's first batch, as a sequential conversion learns
 /// it from its first batch; a later value that needs a wider scale fails the conversion
 /// with [`TableError::Decimal`], for [`crate::with_scale_retry`] to run it again.
@@ -145,7 +150,7 @@ pub fn write_table_parallel<R: Read>(
     format: FileFormat,
     progress: impl FnMut(usize),
 ) -> Result<Option<Written>, TableError> {
-    let mut blocks = Blocks::new(input, cfg.max_packet, cfg.block_bytes);
+    let mut blocks = Blocks::new(input, cfg.blocks.max_packet, cfg.blocks.block_bytes);
     let Some((first, opts, schema)) = start(&mut blocks, cfg)? else {
         return Ok(None);
     };
@@ -179,7 +184,7 @@ pub fn collect_table_parallel<R: Read>(
     cfg: &ParallelTable<'_>,
     progress: impl FnMut(usize),
 ) -> Result<Option<CollectedTable>, TableError> {
-    let mut blocks = Blocks::new(input, cfg.max_packet, cfg.block_bytes);
+    let mut blocks = Blocks::new(input, cfg.blocks.max_packet, cfg.blocks.block_bytes);
     let Some((first, opts, schema)) = start(&mut blocks, cfg)? else {
         return Ok(None);
     };
@@ -232,7 +237,7 @@ fn start<R: Read>(
     Ok(Some((first, opts, schema)))
 }
 
-/// Hands the blocks to `cfg.threads` workers and their results, in input order, to `sink`.
+/// Hands the blocks to `cfg.blocks.threads` workers and their results, in input order, to `sink`.
 fn run<R: Read>(
     blocks: &mut Blocks<R>,
     first: Block,
@@ -255,7 +260,7 @@ fn run<R: Read>(
     run_blocks(
         blocks,
         first,
-        worker.cfg.threads,
+        worker.cfg.blocks.threads,
         &convert,
         append,
         progress,
@@ -269,13 +274,18 @@ fn learn_scales(
     cfg: &ParallelTable<'_>,
     first: &Block,
 ) -> Result<Option<TableOptions>, TableError> {
-    let table = TableBuilder::new(cfg.template, &cfg.opts)?.batch_rows(cfg.batch_rows);
-    let stream = first.stream(cfg.new_decoder, cfg.packet, cfg.max_packet);
-    let mut probe = BatchReader::new(stream, table, cfg.on_error)?;
+    let table =
+        TableBuilder::new(cfg.template, &cfg.blocks.opts)?.batch_rows(cfg.blocks.batch_rows);
+    let stream = first.stream(
+        cfg.blocks.new_decoder,
+        cfg.blocks.packet,
+        cfg.blocks.max_packet,
+    );
+    let mut probe = BatchReader::new(stream, table, cfg.blocks.on_error)?;
     if probe.next_batch()?.is_none() {
         return Ok(None);
     }
-    let mut opts = cfg.opts.clone();
+    let mut opts = cfg.blocks.opts.clone();
     for (column, scale) in probe.table().scales() {
         opts.column_scales.entry(column).or_insert(scale);
     }
@@ -293,9 +303,13 @@ struct Worker<'a> {
 impl Worker<'_> {
     fn convert(&self, block: Block) -> Result<Converted, TableError> {
         let cfg = self.cfg;
-        let table = TableBuilder::new(cfg.template, self.opts)?.batch_rows(cfg.batch_rows);
-        let stream = block.stream(cfg.new_decoder, cfg.packet, cfg.max_packet);
-        let mut reader = BatchReader::new(stream, table, cfg.on_error)?;
+        let table = TableBuilder::new(cfg.template, self.opts)?.batch_rows(cfg.blocks.batch_rows);
+        let stream = block.stream(
+            cfg.blocks.new_decoder,
+            cfg.blocks.packet,
+            cfg.blocks.max_packet,
+        );
+        let mut reader = BatchReader::new(stream, table, cfg.blocks.on_error)?;
         let mut columns = match self.factory {
             Some(f) => Some(f.create_column_writers(block.seq)?),
             None => None,

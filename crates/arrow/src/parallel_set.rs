@@ -15,34 +15,21 @@ use std::path::Path;
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
-use fastfeed_codec::{Decoder, Templates};
-use fastfeed_packet::PacketOptions;
+use fastfeed_codec::Templates;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnWriter, ArrowRowGroupWriterFactory};
 use parquet::arrow::ArrowWriter;
 
 use crate::blocks::{Block, Blocks};
-use crate::parallel::{Encoded, Sink};
+use crate::parallel::{Blocking, Encoded, Sink};
 use crate::pool::run_blocks;
-use crate::reader::{OnError, Skipped};
+use crate::reader::Skipped;
 use crate::write::{file_name, parquet_properties, FileFormat, Written, WrittenFile};
 use crate::{TableError, TableOptions, TableSet};
 
-/// How the blocks of a parallel conversion of every template are decoded.
+/// Every template's tables, decoded in blocks.
 pub struct ParallelTables<'a> {
     pub templates: &'a Templates,
-    pub opts: TableOptions,
-    pub batch_rows: usize,
-    pub on_error: OnError,
-    /// A fresh decoder for each block (the dictionaries start empty at every packet).
-    pub new_decoder: &'a (dyn Fn() -> Decoder + Sync),
-    /// Must reset the dictionaries at each packet: the blocks are decoded independently.
-    pub packet: PacketOptions,
-    /// The longest packet accepted ([`fastfeed_packet::DEFAULT_MAX_PACKET`]).
-    pub max_packet: usize,
-    /// Workers decoding and encoding blocks.
-    pub threads: usize,
-    /// Input bytes per block ([`crate::BLOCK_BYTES`]).
-    pub block_bytes: usize,
+    pub blocks: Blocking<'a>,
 }
 
 /// One template's rows of one block.
@@ -72,7 +59,7 @@ struct Out {
 }
 
 /// Writes a table per template of `cfg.templates` from `input` (`len32le`, every packet
-/// resetting the dictionaries) into `dir` (`<template name>.<format>`), with `cfg.threads`
+/// resetting the dictionaries) into `dir` (`<template name>.<format>`), with `cfg.blocks.threads`
 /// workers. Templates without rows get no file, as with [`crate::write_tables`].
 pub fn write_tables_parallel<R: Read>(
     input: R,
@@ -173,13 +160,13 @@ fn convert_all<R: Read>(
     mut make: impl FnMut(&str, &SchemaRef) -> Result<Sink, TableError> + Send,
     progress: impl FnMut(usize),
 ) -> Result<AllDone, TableError> {
-    let probe = TableSet::new(cfg.templates, &cfg.opts, cfg.batch_rows)?;
+    let probe = TableSet::new(cfg.templates, &cfg.blocks.opts, cfg.blocks.batch_rows)?;
     let names: Vec<String> = probe.tables().iter().map(|t| t.name().to_owned()).collect();
     let mut outs: Vec<Option<Out>> = names.iter().map(|_| None).collect();
     let mut messages = vec![0u64; names.len()];
     let (mut packets, mut skipped) = (0usize, Skipped::default());
-    let mut blocks = Blocks::new(input, cfg.max_packet, cfg.block_bytes);
-    let mut opts = cfg.opts.clone();
+    let mut blocks = Blocks::new(input, cfg.blocks.max_packet, cfg.blocks.block_bytes);
+    let mut opts = cfg.blocks.opts.clone();
     if let Some(first) = blocks.next_block()? {
         opts = learn_scales(cfg, &first)?;
         let append = |c: Converted| {
@@ -207,9 +194,16 @@ fn convert_all<R: Read>(
             Ok(())
         };
         let convert = |block| convert(cfg, &opts, format, block);
-        run_blocks(&mut blocks, first, cfg.threads, &convert, append, progress)?;
+        run_blocks(
+            &mut blocks,
+            first,
+            cfg.blocks.threads,
+            &convert,
+            append,
+            progress,
+        )?;
     }
-    let empty = TableSet::new(cfg.templates, &opts, cfg.batch_rows)?
+    let empty = TableSet::new(cfg.templates, &opts, cfg.blocks.batch_rows)?
         .tables()
         .iter()
         .map(|t| t.schema())
@@ -229,17 +223,21 @@ fn convert_all<R: Read>(
 /// The options with every decimal column's scale fixed as the first block's tables set it
 /// (the widest where two templates' columns share a name).
 fn learn_scales(cfg: &ParallelTables<'_>, first: &Block) -> Result<TableOptions, TableError> {
-    let mut set = TableSet::new(cfg.templates, &cfg.opts, cfg.batch_rows)?;
-    let mut stream = first.stream(cfg.new_decoder, cfg.packet, cfg.max_packet);
+    let mut set = TableSet::new(cfg.templates, &cfg.blocks.opts, cfg.blocks.batch_rows)?;
+    let mut stream = first.stream(
+        cfg.blocks.new_decoder,
+        cfg.blocks.packet,
+        cfg.blocks.max_packet,
+    );
     let mut skipped = Skipped::default();
-    while set.fill(&mut stream, cfg.on_error, &mut skipped)? {
+    while set.fill(&mut stream, cfg.blocks.on_error, &mut skipped)? {
         while set.finish_full()?.is_some() {}
     }
     set.finish_all()?;
-    let mut opts = cfg.opts.clone();
+    let mut opts = cfg.blocks.opts.clone();
     for t in set.tables() {
         for (column, scale) in t.scales() {
-            if !cfg.opts.column_scales.contains_key(&column) {
+            if !cfg.blocks.opts.column_scales.contains_key(&column) {
                 let s = opts.column_scales.entry(column).or_insert(scale);
                 *s = (*s).max(scale);
             }
@@ -359,8 +357,12 @@ fn convert(
     format: FileFormat,
     block: Block,
 ) -> Result<Converted, TableError> {
-    let mut set = TableSet::new(cfg.templates, opts, cfg.batch_rows)?;
-    let mut stream = block.stream(cfg.new_decoder, cfg.packet, cfg.max_packet);
+    let mut set = TableSet::new(cfg.templates, opts, cfg.blocks.batch_rows)?;
+    let mut stream = block.stream(
+        cfg.blocks.new_decoder,
+        cfg.blocks.packet,
+        cfg.blocks.max_packet,
+    );
     let mut skipped = Skipped::default();
     let mut building: Vec<Option<Building>> = set.tables().iter().map(|_| None).collect();
     let mut add = |set: &TableSet, (i, batch): (usize, RecordBatch)| -> Result<(), TableError> {
@@ -379,7 +381,7 @@ fn convert(
         b.add(batch)
     };
     loop {
-        let more = set.fill(&mut stream, cfg.on_error, &mut skipped)?;
+        let more = set.fill(&mut stream, cfg.blocks.on_error, &mut skipped)?;
         while let Some(b) = set.finish_full()? {
             add(&set, b)?;
         }

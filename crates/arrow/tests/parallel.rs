@@ -2,42 +2,18 @@
 //! (located in the whole input), whatever the number of workers, and the same file bytes
 //! for any number of workers.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
 use fastfeed_arrow::{
     collect_table_parallel, with_scale_retry, write_table, write_table_parallel, BatchReader,
     FileFormat, OnError, ParallelTable, TableBuilder, TableError, TableOptions, Written,
 };
-use fastfeed_codec::{Decoder, Message, Templates, Value};
-use fastfeed_packet::{write_len32le, Framing, PacketOptions, StreamDecoder};
+use fastfeed_codec::{Decoder, Templates};
+use fastfeed_packet::{write_len32le, Framing, StreamDecoder};
 
-fn corpus(path: &str) -> Vec<u8> {
-    let p = format!(
-        "{}/../../../shared/corpus/{path}",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    std::fs::read(&p).unwrap_or_else(|e| panic!("{p}: {e}"))
-}
-
-fn complex() -> (Arc<Templates>, Vec<u8>) {
-    let xml = String::from_utf8(corpus("mfast-complex/example.xml")).unwrap();
-    let ts = fastfeed_codec::parse_templates(&xml).unwrap();
-    (ts, corpus("mfast-complex/complex30000.dat"))
-}
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fastfeed-parallel-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-const RESET: PacketOptions = PacketOptions {
-    skip_header: 0,
-    reset_each_packet: true,
-};
+mod common;
+use common::*;
 
 /// What a conversion makes: a template's table from data of these templates.
 struct Case<'a> {
@@ -100,14 +76,7 @@ fn parallel_once(
     let new_decoder = || Decoder::new(ts.clone());
     let cfg = ParallelTable {
         template: ts.by_name(c.template).unwrap(),
-        opts: c.opts.clone(),
-        batch_rows: 1000,
-        on_error: OnError::Skip,
-        new_decoder: &new_decoder,
-        packet: RESET,
-        max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
-        threads,
-        block_bytes,
+        blocks: blocking(&c.opts, &new_decoder, (threads, block_bytes)),
     };
     write_table_parallel(data, &cfg, path, format, |_| {})
 }
@@ -127,30 +96,6 @@ fn parallel(
         };
         parallel_once(&c, data, shape, path, format)
     })
-}
-
-fn read_back(path: &Path, format: FileFormat) -> Vec<RecordBatch> {
-    let file = std::fs::File::open(path).unwrap();
-    match format {
-        FileFormat::Parquet => {
-            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-                .unwrap()
-                .build()
-                .unwrap()
-                .map(|b| b.unwrap())
-                .collect()
-        }
-        FileFormat::Arrow => arrow_ipc::reader::FileReader::try_new(file, None)
-            .unwrap()
-            .map(|b| b.unwrap())
-            .collect(),
-    }
-}
-
-/// All the rows of a file as one batch, so files cut into batches differently compare.
-fn rows(path: &Path, format: FileFormat) -> RecordBatch {
-    let batches = read_back(path, format);
-    arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap()
 }
 
 fn row_groups(path: &Path) -> usize {
@@ -217,14 +162,7 @@ fn a_table_collected_in_memory_holds_the_files_rows() {
     let new_decoder = || Decoder::new(ts.clone());
     let cfg = ParallelTable {
         template: ts.by_name("MarketData").unwrap(),
-        opts: md(&ts).opts,
-        batch_rows: 1000,
-        on_error: OnError::Skip,
-        new_decoder: &new_decoder,
-        packet: RESET,
-        max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
-        threads: 3,
-        block_bytes: 64 << 10,
+        blocks: blocking(&md(&ts).opts, &new_decoder, (3, 64 << 10)),
     };
     let got = collect_table_parallel(&data[..], &cfg, |_| {})
         .unwrap()
@@ -324,34 +262,6 @@ fn damaged_packets_and_a_cut_end_are_the_same_errors_at_the_same_places() {
         want.skipped.first[0].to_string()
     );
     std::fs::remove_dir_all(&dir).unwrap();
-}
-
-const PX: &str = r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
-  <template name="Px" id="1"><decimal name="Px"/></template>
-  <template name="Other" id="2"><uInt32 name="N"/></template></templates>"#;
-
-/// A `len32le` stream of one-message packets: `others` packets of template Other, then a
-/// Px for each (exponent, mantissa).
-fn px_packets(others: usize, values: &[(i32, i64)]) -> (Arc<Templates>, Vec<u8>) {
-    let ts = fastfeed_codec::parse_templates(PX).unwrap();
-    let mut packets = Vec::new();
-    let other = (0..others).map(|i| Message {
-        template_id: 2,
-        fields: vec![Some(Value::UInt(i as u64))],
-    });
-    let px = values.iter().map(|&(e, m)| Message {
-        template_id: 1,
-        fields: vec![Some(Value::Decimal(fastfeed_codec::Decimal::new(e, m)))],
-    });
-    for msg in other.chain(px) {
-        let mut enc = fastfeed_codec::Encoder::new(ts.clone());
-        let mut out = Vec::new();
-        enc.encode(&msg, &mut out).unwrap();
-        packets.push(out);
-    }
-    let mut out = Vec::new();
-    write_len32le(packets.iter().map(|p| p.as_slice()), &mut out).unwrap();
-    (ts, out)
 }
 
 #[test]

@@ -2,38 +2,18 @@
 //! the sequential one: the same files, rows and counts, whatever the number of workers and
 //! the size of the blocks, and the same decimal scales where blocks disagree.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 
-use arrow_array::RecordBatch;
 use fastfeed_arrow::{
     with_scale_retry, write_tables, write_tables_parallel, FileFormat, OnError, ParallelTables,
     TableError, TableOptions, TableSet, Written,
 };
-use fastfeed_codec::{Decoder, Message, Templates, Value};
-use fastfeed_packet::{write_len32le, Framing, PacketOptions, StreamDecoder};
+use fastfeed_codec::{Decoder, Templates};
+use fastfeed_packet::{Framing, StreamDecoder};
 
-const RESET: PacketOptions = PacketOptions {
-    skip_header: 0,
-    reset_each_packet: true,
-};
-
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("fastfeed-tables-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
-}
-
-fn complex() -> (Arc<Templates>, Vec<u8>) {
-    let dir = format!(
-        "{}/../../../shared/corpus/mfast-complex",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let xml = std::fs::read_to_string(format!("{dir}/example.xml")).unwrap();
-    let data = std::fs::read(format!("{dir}/complex30000.dat")).unwrap();
-    (fastfeed_codec::parse_templates(&xml).unwrap(), data)
-}
+mod common;
+use common::*;
 
 fn sequential(
     ts: &Arc<Templates>,
@@ -60,14 +40,7 @@ fn parallel_once(
     let new_decoder = || Decoder::new(ts.clone());
     let cfg = ParallelTables {
         templates: ts,
-        opts: opts.clone(),
-        batch_rows: 1000,
-        on_error: OnError::Skip,
-        new_decoder: &new_decoder,
-        packet: RESET,
-        max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
-        threads,
-        block_bytes,
+        blocks: blocking(opts, &new_decoder, (threads, block_bytes)),
     };
     write_tables_parallel(data, &cfg, dir, format, |_| {})
 }
@@ -81,26 +54,6 @@ fn parallel(
     format: FileFormat,
 ) -> Result<Written, TableError> {
     with_scale_retry(opts, |o| parallel_once(ts, o, data, shape, dir, format))
-}
-
-/// All the rows of a file as one batch, so files cut into batches differently compare.
-fn rows(path: &Path, format: FileFormat) -> RecordBatch {
-    let file = std::fs::File::open(path).unwrap();
-    let batches: Vec<RecordBatch> = match format {
-        FileFormat::Parquet => {
-            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-                .unwrap()
-                .build()
-                .unwrap()
-                .map(|b| b.unwrap())
-                .collect()
-        }
-        FileFormat::Arrow => arrow_ipc::reader::FileReader::try_new(file, None)
-            .unwrap()
-            .map(|b| b.unwrap())
-            .collect(),
-    };
-    arrow_select::concat::concat_batches(&batches[0].schema(), &batches).unwrap()
 }
 
 /// The same files with the same rows, and the same counts.
@@ -132,7 +85,7 @@ fn same(a: &Written, b: &Written, format: FileFormat) {
 #[test]
 fn every_template_on_any_number_of_workers_makes_the_sequential_files() {
     let (ts, data) = complex();
-    let dir = scratch("equal");
+    let dir = scratch("set-equal");
     let opts = TableOptions {
         entries: Some("MDEntries".into()),
         ..Default::default()
@@ -149,37 +102,6 @@ fn every_template_on_any_number_of_workers_makes_the_sequential_files() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-const PX: &str = r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
-  <template name="Px" id="1"><decimal name="Px"/></template>
-  <template name="Other" id="2"><uInt32 name="N"/></template></templates>"#;
-
-/// A `len32le` stream of one-message packets: `others` packets of template Other, then a
-/// Px for each (exponent, mantissa).
-fn px_packets(others: usize, values: &[(i32, i64)]) -> (Arc<Templates>, Vec<u8>) {
-    let ts = fastfeed_codec::parse_templates(PX).unwrap();
-    let other = (0..others).map(|i| Message {
-        template_id: 2,
-        fields: vec![Some(Value::UInt(i as u64))],
-    });
-    let px = values.iter().map(|&(e, m)| Message {
-        template_id: 1,
-        fields: vec![Some(Value::Decimal(fastfeed_codec::Decimal::new(e, m)))],
-    });
-    let packets: Vec<Vec<u8>> = other
-        .chain(px)
-        .map(|msg| {
-            let mut out = Vec::new();
-            fastfeed_codec::Encoder::new(ts.clone())
-                .encode(&msg, &mut out)
-                .unwrap();
-            out
-        })
-        .collect();
-    let mut out = Vec::new();
-    write_len32le(packets.iter().map(|p| p.as_slice()), &mut out).unwrap();
-    (ts, out)
-}
-
 #[test]
 fn blocks_that_learn_different_scales_agree_on_the_wider_one() {
     // The first block holds only Other: Px's scale is learned by each later block, from its
@@ -187,7 +109,7 @@ fn blocks_that_learn_different_scales_agree_on_the_wider_one() {
     let mut values: Vec<(i32, i64)> = (0..600).map(|i| (-2, 100 + i)).collect();
     values.extend((0..600).map(|i| (-4, 10_000 + i)));
     let (ts, data) = px_packets(400, &values);
-    let dir = scratch("scale");
+    let dir = scratch("set-scale");
     let opts = TableOptions::default();
     let want = sequential(&ts, &opts, &data, &dir.join("seq"), FileFormat::Parquet).unwrap();
     let shape = (3, 1 << 10);
@@ -234,7 +156,7 @@ fn blocks_that_learn_different_scales_agree_on_the_wider_one() {
 #[test]
 fn an_empty_input_writes_no_file() {
     let (ts, _) = px_packets(0, &[]);
-    let dir = scratch("empty");
+    let dir = scratch("set-empty");
     let got = parallel(
         &ts,
         &TableOptions::default(),

@@ -258,12 +258,8 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 pub fn merge(lines: &[CapturedLine]) -> Vec<(usize, usize)> {
     let mut next = vec![0; lines.len()];
     let mut out = Vec::with_capacity(lines.iter().map(|l| l.packets.len()).sum());
-    while let Some((_, l)) = lines
-        .iter()
-        .enumerate()
-        .filter_map(|(l, line)| line.packets.get(next[l]).map(|p| (p.ts_ns, l)))
-        .min()
-    {
+    let head = |l: usize, next: &[usize]| lines[l].packets.get(next[l]).map(|p| p.ts_ns);
+    while let Some(l) = crate::stream::earliest((0..lines.len()).map(|l| head(l, &next))) {
         out.push((l, next[l]));
         next[l] += 1;
     }

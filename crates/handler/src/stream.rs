@@ -6,7 +6,7 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::BufReader;
+use std::io::{BufReader, Read, Seek};
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -70,21 +70,20 @@ impl LineStream {
             path: path.clone(),
             source,
         };
-        let file = File::open(path).map_err(read)?;
+        let mut file = File::open(path).map_err(read)?;
         let is_capture = match cfg.format {
             Some(f) => matches!(f, CaptureFormat::Pcap),
             None => {
-                let mut head = [0u8; 4];
-                let n = std::io::Read::read(&mut &file, &mut head).map_err(read)?;
-                fastfeed_capture::is_capture(&head[..n])
+                let mut head = Vec::with_capacity(4);
+                (&mut file).take(4).read_to_end(&mut head).map_err(read)?;
+                file.rewind().map_err(read)?;
+                fastfeed_capture::is_capture(&head)
             }
         };
         if !is_capture {
             let line = load_line(line, cfg, templates, header)?;
             return Ok(LineStream::loaded(line));
         }
-        // The head read to tell the format is read again by the capture reader.
-        let file = File::open(path).map_err(read)?;
         let file_len = file.metadata().map_err(read)?.len();
         let runs = CaptureRuns::new(BufReader::new(file), cfg.capture_selector()).map_err(|e| {
             SourceError::Format {
@@ -191,6 +190,17 @@ impl LineStream {
     }
 }
 
+/// Of the lines' next packet times (None: the line has ended), the line whose packet comes
+/// first: the earliest, the first line on a tie. The one rule of [`MergedLines`] and
+/// [`merge`](crate::source::merge).
+pub(crate) fn earliest(heads: impl Iterator<Item = Option<u64>>) -> Option<usize> {
+    heads
+        .enumerate()
+        .filter_map(|(i, h)| h.map(|t| (t, i)))
+        .min()
+        .map(|(_, i)| i)
+}
+
 /// A packet handed out by [`MergedLines`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinePacket<'a> {
@@ -237,15 +247,10 @@ impl MergedLines {
         if let Some(i) = self.taken.take() {
             self.heads[i] = self.lines[i].next_into(&mut self.bufs[i])?;
         }
-        let Some((ts, i)) = self
-            .heads
-            .iter()
-            .enumerate()
-            .filter_map(|(i, h)| h.map(|t| (t, i)))
-            .min()
-        else {
+        let Some(i) = earliest(self.heads.iter().copied()) else {
             return Ok(None);
         };
+        let ts = self.heads[i].expect("the earliest line has a packet");
         self.taken = Some(i);
         Ok(Some(LinePacket {
             line: self.lines[i].line,

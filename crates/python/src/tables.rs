@@ -10,8 +10,9 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_pyarrow::{IntoPyArrow, PyArrowType};
 use arrow_schema::SchemaRef;
 use fastfeed_arrow::{
-    collect_table_parallel, collect_tables_parallel, with_scale_retry, BatchReader, OnError,
-    ParallelTable, ParallelTables, Skipped, TableBuilder, TableError, TableOptions, TableSet,
+    collect_table_parallel, collect_tables_parallel, with_scale_retry, BatchReader, Blocking,
+    OnError, ParallelTable, ParallelTables, Skipped, TableBuilder, TableError, TableOptions,
+    TableSet,
 };
 use fastfeed_codec::template::Kind;
 use fastfeed_packet::Framing;
@@ -88,6 +89,27 @@ struct Args {
     on_error: OnError,
 }
 
+impl Args {
+    /// How blocks of packets decode on `threads` workers, with these options.
+    fn blocking<'a>(
+        &self,
+        opts: &TableOptions,
+        new_decoder: &'a (dyn Fn() -> fastfeed_codec::Decoder + Sync),
+        threads: usize,
+    ) -> Blocking<'a> {
+        Blocking {
+            opts: opts.clone(),
+            batch_rows: self.batch_rows,
+            on_error: self.on_error,
+            new_decoder,
+            packet: self.input.packet,
+            max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
+            threads,
+            block_bytes: fastfeed_arrow::BLOCK_BYTES,
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn args(
     path: std::path::PathBuf,
@@ -135,14 +157,7 @@ fn collect(
         if threads > 1 && a.input.packet.reset_each_packet && framing == Framing::Len32Le {
             let cfg = ParallelTable {
                 template,
-                opts: opts.clone(),
-                batch_rows: a.batch_rows,
-                on_error: a.on_error,
-                new_decoder: &new_decoder,
-                packet: a.input.packet,
-                max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
-                threads,
-                block_bytes: fastfeed_arrow::BLOCK_BYTES,
+                blocks: a.blocking(opts, &new_decoder, threads),
             };
             if let Some(t) = collect_table_parallel(source, &cfg, |_| {})? {
                 return Ok((t.batches, t.schema, t.skipped));
@@ -298,14 +313,7 @@ fn collect_all(
         if threads > 1 && a.input.packet.reset_each_packet && framing == Framing::Len32Le {
             let cfg = ParallelTables {
                 templates: ts,
-                opts: opts.clone(),
-                batch_rows: a.batch_rows,
-                on_error: a.on_error,
-                new_decoder: &new_decoder,
-                packet: a.input.packet,
-                max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
-                threads,
-                block_bytes: fastfeed_arrow::BLOCK_BYTES,
+                blocks: a.blocking(opts, &new_decoder, threads),
             };
             let t = collect_tables_parallel(source, &cfg, |_| {})?;
             let tables = t.tables.into_iter().map(|(n, b, s)| (n, (b, s))).collect();

@@ -11,8 +11,8 @@ use anyhow::{bail, Context, Result};
 use clap::{Args, ValueEnum};
 use fastfeed_arrow::{
     with_scale_retry, write_table, write_table_parallel, write_tables, write_tables_parallel,
-    BatchReader, FileFormat, OnError, ParallelTable, ParallelTables, TableBuilder, TableOptions,
-    TableSet, Written,
+    BatchReader, Blocking, FileFormat, OnError, ParallelTable, ParallelTables, TableBuilder,
+    TableOptions, TableSet, Written,
 };
 use fastfeed_capture::{Len32Payloads, PayloadStats};
 use fastfeed_codec::{DecodeOptions, Decoder, Templates};
@@ -159,6 +159,16 @@ pub fn run(
     };
     let mut failure = None;
     let written = with_scale_retry(&opts, |opts| {
+        let blocking = || Blocking {
+            opts: opts.clone(),
+            batch_rows: a.batch_rows,
+            on_error: OnError::Skip,
+            new_decoder: &new_decoder,
+            packet,
+            max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
+            threads,
+            block_bytes: fastfeed_arrow::BLOCK_BYTES,
+        };
         if let Some(name) = parallel {
             let data = opened(&mut failure)?;
             let t = templates
@@ -166,14 +176,7 @@ pub fn run(
                 .ok_or_else(|| fastfeed_arrow::TableError::NoTemplate(name.to_owned()))?;
             let cfg = ParallelTable {
                 template: t,
-                opts: opts.clone(),
-                batch_rows: a.batch_rows,
-                on_error: OnError::Skip,
-                new_decoder: &new_decoder,
-                packet,
-                max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
-                threads,
-                block_bytes: fastfeed_arrow::BLOCK_BYTES,
+                blocks: blocking(),
             };
             if let Some(w) = write_table_parallel(data, &cfg, output, format, show)? {
                 return Ok(w);
@@ -183,14 +186,7 @@ pub fn run(
         if template.is_none() && blocks {
             let cfg = ParallelTables {
                 templates: &templates,
-                opts: opts.clone(),
-                batch_rows: a.batch_rows,
-                on_error: OnError::Skip,
-                new_decoder: &new_decoder,
-                packet,
-                max_packet: fastfeed_packet::DEFAULT_MAX_PACKET,
-                threads,
-                block_bytes: fastfeed_arrow::BLOCK_BYTES,
+                blocks: blocking(),
             };
             return write_tables_parallel(opened(&mut failure)?, &cfg, output, format, show);
         }
