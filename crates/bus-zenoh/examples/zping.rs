@@ -39,12 +39,7 @@ fn main() {
     let n = numbers.next().unwrap_or(10_000);
     let pause = Duration::from_micros(numbers.next().unwrap_or(200));
     let endpoint = "tcp/127.0.0.1:7498";
-    let a = zenoh::open(config("listen/endpoints", endpoint))
-        .wait()
-        .expect("session a");
-    let b = zenoh::open(config("connect/endpoints", endpoint))
-        .wait()
-        .expect("session b");
+    let (a, b) = common::pair_with(endpoint, config);
     let pong = b
         .declare_publisher("pong")
         .express(true)

@@ -14,7 +14,6 @@ use std::time::{Duration, Instant};
 use zenoh::Wait;
 
 mod common;
-use common::config;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -23,12 +22,7 @@ fn main() {
     let keys = numbers.next().unwrap_or(1).max(1) as usize;
     let n = numbers.next().unwrap_or(1_000_000);
     let endpoint = "tcp/127.0.0.1:7499";
-    let publishing = zenoh::open(config("listen/endpoints", endpoint))
-        .wait()
-        .expect("publishing session");
-    let subscribing = zenoh::open(config("connect/endpoints", endpoint))
-        .wait()
-        .expect("subscribing session");
+    let (publishing, subscribing) = common::pair(endpoint);
     let got = Arc::new(AtomicU64::new(0));
     let counter = got.clone();
     let _subscriber = subscribing

@@ -9,8 +9,7 @@
 //! `Resource::get_matches`). Declaring the key locally (nothing goes on the wire) gives it a
 //! resource and its samples a cached route: two sessions over loopback TCP, 1,000 keys, went
 //! from 1.2-1.3 M to 3.0-3.2 M samples/s (`examples/zrate.rs`). Screens declare those they asked
-//! for (see [`KeyDeclarations::new`]). Recorders could declare every security's key as its
-//! records come, but do not (`LEARN_KEYS` in ports.rs): that lost a record now and then.
+//! for (see [`KeyDeclarations::new`]), recorders every security's key as its records come.
 
 use std::collections::HashSet;
 
@@ -18,6 +17,7 @@ use fastfeed_bus::Securities;
 use zenoh::key_expr::KeyExpr;
 use zenoh::Wait;
 
+use crate::bus::Declarations;
 use crate::ports::{BUCKETS, MAX_DECLARED};
 
 /// Security ids below this are marked in a bitmap, the others in a set.
@@ -29,6 +29,7 @@ const DENSE_IDS: u32 = 1 << 16;
 /// little; a key declared for nothing costs only its entry.
 pub(crate) struct KeyDeclarations {
     session: zenoh::Session,
+    declarations: Declarations,
     stream: String,
     dense: Vec<u64>,
     sparse: HashSet<u32>,
@@ -66,12 +67,14 @@ impl KeyDeclarations {
     /// over the first ~300 securities' declarations; the same after them).
     pub(crate) fn new(
         session: &zenoh::Session,
+        declarations: &Declarations,
         stream: &str,
         learn: bool,
         securities: &Securities,
     ) -> Self {
         let mut keys = KeyDeclarations {
             session: session.clone(),
+            declarations: declarations.clone(),
             stream: stream.to_string(),
             dense: Vec::new(),
             sparse: HashSet::new(),
@@ -131,7 +134,11 @@ impl KeyDeclarations {
             Key::Bucket(b) => format!("{}/b{b}", self.stream),
         };
         // Only a speed-up: a key that cannot be declared is still routed, from no cache.
-        if let Ok(key) = self.session.declare_keyexpr(key).wait() {
+        let declared = {
+            let _declaring = self.declarations.lock();
+            self.session.declare_keyexpr(key).wait()
+        };
+        if let Ok(key) = declared {
             self.held.push(key);
         }
         true
@@ -162,8 +169,13 @@ mod tests {
     #[test]
     fn each_security_once_then_buckets() {
         let bus = crate::ZenohBus::new("t", crate::ZenohConfig::default()).unwrap();
-        let mut keys =
-            KeyDeclarations::new(bus.session(), "fastfeed/t/msg", true, &Securities::All);
+        let mut keys = KeyDeclarations::new(
+            bus.session(),
+            bus.declarations(),
+            "fastfeed/t/msg",
+            true,
+            &Securities::All,
+        );
         for s in [5, 5, 70_000, 5, 70_000, 9] {
             keys.see(s);
         }
@@ -191,7 +203,13 @@ mod tests {
     fn a_screen_declares_the_securities_it_asked_for() {
         let bus = crate::ZenohBus::new("t", crate::ZenohConfig::default()).unwrap();
         let only = Securities::Only(vec![3, 4, 3]);
-        let mut keys = KeyDeclarations::new(bus.session(), "fastfeed/t/msg", false, &only);
+        let mut keys = KeyDeclarations::new(
+            bus.session(),
+            bus.declarations(),
+            "fastfeed/t/msg",
+            false,
+            &only,
+        );
         assert_eq!(keys.len(), 2, "declared before any record");
         keys.see(9);
         assert!(

@@ -13,19 +13,13 @@ use zenoh::pubsub::Publisher as ZPublisher;
 use zenoh::qos::CongestionControl;
 use zenoh::Wait;
 
+use crate::bus::Declarations;
 use crate::history::History;
 use crate::join::Join;
 use crate::keys::KeyDeclarations;
 use crate::queue::Queue;
 use crate::wire::{self, RecordWire};
 use crate::zerr;
-
-/// Whether recorders declare each security's key as its records come (see keys.rs). Off:
-/// with it, a recorder of two publisher threads sharing one session missed a record now
-/// and then (2 of 15 runs of the OPRA-like feed, and in CI; 0 of 15 without it, and 0 of 15
-/// with one publisher thread), though it doubles a recorder's throughput on data of few
-/// securities (BENCHMARKS.md, "Subscribers route from a cache"). Every record first.
-const LEARN_KEYS: bool = false;
 
 /// Security ids below this get their Zenoh publisher from a flat table, the others from a map.
 const DENSE_IDS: u32 = 1 << 16;
@@ -62,6 +56,7 @@ fn priority(p: Priority) -> zenoh::qos::Priority {
 /// securities go on one of [`BUCKETS`] bucket keys.
 pub struct ZenohPublisher<R: Record> {
     session: zenoh::Session,
+    declarations: Declarations,
     stream: String,
     dense: Vec<Option<ZPublisher<'static>>>,
     sparse: HashMap<u32, ZPublisher<'static>>,
@@ -83,6 +78,7 @@ pub struct ZenohPublisher<R: Record> {
 impl<R: Record> ZenohPublisher<R> {
     pub(crate) fn new(
         session: zenoh::Session,
+        declarations: Declarations,
         stream: String,
         seq: Sequencer,
         qos: &PublisherQos,
@@ -91,6 +87,7 @@ impl<R: Record> ZenohPublisher<R> {
         let (history, queryable) = History::declare(&session, &stream, RecordWire::len::<R>())?;
         Ok(ZenohPublisher {
             session,
+            declarations,
             stream,
             dense: Vec::new(),
             sparse: HashMap::new(),
@@ -114,6 +111,7 @@ impl<R: Record> ZenohPublisher<R> {
 
     /// A publisher on `<stream>/<chunk>`.
     fn declare(&self, chunk: impl std::fmt::Display) -> Result<ZPublisher<'static>, BusError> {
+        let _declaring = self.declarations.lock();
         self.session
             .declare_publisher(format!("{}/{chunk}", self.stream))
             .congestion_control(self.congestion)
@@ -220,6 +218,7 @@ pub struct ZenohSubscriber<R: Record> {
 impl<R: Record> ZenohSubscriber<R> {
     pub(crate) fn new(
         session: &zenoh::Session,
+        declarations: &Declarations,
         topic: &Topic,
         securities: Securities,
         queue: Arc<Queue<Envelope<R>>>,
@@ -255,7 +254,7 @@ impl<R: Record> ZenohSubscriber<R> {
         if let Some(j) = &join {
             j.ask(session, &stream)?;
         }
-        let keys = KeyDeclarations::new(session, &stream, LEARN_KEYS && recorder, &securities);
+        let keys = KeyDeclarations::new(session, declarations, &stream, recorder, &securities);
         Ok(ZenohSubscriber {
             _subscriber: subscriber,
             queue,
