@@ -1,10 +1,11 @@
-//! The packet framing readers and the per-packet decode loop on arbitrary files.
+//! The packet framing readers (in memory and streaming) and the per-packet decode loop on
+//! arbitrary files.
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
 
 use fastfeed_codec::{Decoder, Templates};
-use fastfeed_packet::{Framing, PacketDecoder, PacketOptions};
+use fastfeed_packet::{len32le_packets, Framing, PacketDecoder, PacketOptions, PacketReader};
 use libfuzzer_sys::fuzz_target;
 
 fn templates() -> &'static Arc<Templates> {
@@ -58,4 +59,28 @@ fuzz_target!(|data: &[u8]| {
         }
         assert!(total <= data.len());
     }
+    streamed(data);
 });
+
+/// The streaming packet reader: `len32le` gives the packets the in-memory reader gives up
+/// to the first error; a raw stream's packets lie end to end within the input.
+fn streamed(data: &[u8]) {
+    let mut r = PacketReader::len32le(data).max_packet(1 << 12);
+    for want in len32le_packets(data) {
+        match (want, r.next_packet()) {
+            (Ok(w), Ok(Some(g))) => assert_eq!(w, g),
+            (_, Ok(Some(g))) => panic!("a packet the in-memory reader refused: {g:?}"),
+            _ => return,
+        }
+    }
+    let mut r = PacketReader::raw(data, Decoder::new(templates().clone()))
+        .raw_window(64)
+        .max_packet(1 << 12);
+    let mut end = 0;
+    while let Ok(Some(p)) = r.next_packet() {
+        assert_eq!(p.offset, end);
+        end += p.bytes.len();
+        assert_eq!(p.bytes, &data[p.offset..end]);
+    }
+    assert!(r.position() <= data.len());
+}

@@ -184,29 +184,12 @@ fn with_sending_times(
     templates: &Arc<Templates>,
     header: PacketHeader,
 ) -> CapturedLine {
-    let mut n = Normalizer::new(templates, Profile::fix());
-    let mut dec = Decoder::new(templates.clone());
-    let mut last = 0;
+    let mut times = SendingTimes::new(templates, header);
     let packets = ranges
         .into_iter()
-        .map(|range| {
-            let p = &data[range.clone()];
-            n.clear();
-            dec.reset();
-            let mut pos = header.prefix_len().min(p.len());
-            while pos < p.len() {
-                match dec.decode(&p[pos..], &mut n) {
-                    Ok(k) => pos += k,
-                    Err(_) => break,
-                }
-            }
-            let t = n
-                .batch()
-                .messages
-                .iter()
-                .find_map(|m| m.sending_time.and_then(sending_time_ns));
-            last = t.unwrap_or(last).max(last);
-            CapturedPacket { ts_ns: last, range }
+        .map(|range| CapturedPacket {
+            ts_ns: times.stamp(&data[range.clone()]),
+            range,
         })
         .collect();
     CapturedLine {
@@ -214,6 +197,48 @@ fn with_sending_times(
         data,
         packets,
         capture_stats: None,
+    }
+}
+
+/// The times of a line's packets that carry none of their own (`len32le` and raw files):
+/// the SendingTime (52) of each packet's first message that has one, else the time of the
+/// packet before, and never earlier than it.
+pub(crate) struct SendingTimes {
+    normalizer: Normalizer,
+    decoder: Decoder,
+    header: PacketHeader,
+    last: u64,
+}
+
+impl SendingTimes {
+    pub(crate) fn new(templates: &Arc<Templates>, header: PacketHeader) -> Self {
+        SendingTimes {
+            normalizer: Normalizer::new(templates, Profile::fix()),
+            decoder: Decoder::new(templates.clone()),
+            header,
+            last: 0,
+        }
+    }
+
+    /// The time of the next packet, `p`.
+    pub(crate) fn stamp(&mut self, p: &[u8]) -> u64 {
+        self.normalizer.clear();
+        self.decoder.reset();
+        let mut pos = self.header.prefix_len().min(p.len());
+        while pos < p.len() {
+            match self.decoder.decode(&p[pos..], &mut self.normalizer) {
+                Ok(k) => pos += k,
+                Err(_) => break,
+            }
+        }
+        let t = self
+            .normalizer
+            .batch()
+            .messages
+            .iter()
+            .find_map(|m| m.sending_time.and_then(sending_time_ns));
+        self.last = t.unwrap_or(self.last).max(self.last);
+        self.last
     }
 }
 

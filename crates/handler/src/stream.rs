@@ -1,8 +1,9 @@
-//! Lines read while they are handled: a pcap/pcapng capture a megabyte of records at a
-//! time ([`fastfeed_capture::CaptureRuns`]), so a day's capture of many gigabytes runs in
-//! the memory of one run per line; `len32le` and raw files, the formats of tests and
-//! generated data, are loaded whole ([`load_line`]). [`MergedLines`] hands the lines'
-//! packets out in the order of [`merge`](crate::source::merge).
+//! Lines read while they are handled, so that a day's capture of many gigabytes runs in the
+//! memory of a little of each line: a pcap/pcapng capture a megabyte of records at a time
+//! ([`fastfeed_capture::CaptureRuns`]), a `len32le` or raw file a packet at a time
+//! ([`fastfeed_packet::PacketReader`]; each packet timed by its SendingTime as it is read).
+//! [`MergedLines`] hands the lines' packets out in the order of
+//! [`merge`](crate::source::merge).
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -12,11 +13,12 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use fastfeed_capture::{CaptureRuns, PayloadStats};
-use fastfeed_codec::Templates;
+use fastfeed_codec::{Decoder, Templates};
 use fastfeed_feed::config::{CaptureFormat, LineConfig, PacketHeader};
+use fastfeed_packet::{PacketReader, StreamError};
 
 use crate::channel::LineId;
-use crate::source::{load_line, CapturedLine, SourceError};
+use crate::source::{CapturedLine, SendingTimes, SourceError};
 
 /// One line's packets, in file order, read as they are asked for.
 pub struct LineStream {
@@ -24,8 +26,8 @@ pub struct LineStream {
     source: Source,
 }
 
-/// How far a [`LineStream`] has read: bytes of its file (a capture) or of its packets (a
-/// file loaded whole).
+/// How far a [`LineStream`] has read: bytes of its file, or of its packets (a line given
+/// in memory).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadSoFar {
     /// Bytes read.
@@ -45,7 +47,14 @@ enum Source {
         queue: VecDeque<(u64, Range<usize>)>,
         stats: Arc<Mutex<PayloadStats>>,
     },
-    /// A file loaded whole.
+    /// A `len32le` or raw file: a packet at a time, timed by its SendingTime.
+    Framed {
+        path: PathBuf,
+        file_len: u64,
+        packets: Box<PacketReader<File>>,
+        times: Box<SendingTimes>,
+    },
+    /// A line in memory.
     Loaded {
         line: CapturedLine,
         next: usize,
@@ -54,8 +63,8 @@ enum Source {
 }
 
 impl LineStream {
-    /// Opens a line's capture: a pcap/pcapng (by `format`, or by its first bytes) is read as
-    /// it is handled; other formats are loaded whole now.
+    /// Opens a line's capture, to be read as it is handled: a pcap/pcapng (by `format`, or by
+    /// its first bytes), a `len32le` file, or else a raw one.
     pub fn open(
         line: LineId,
         cfg: &LineConfig,
@@ -71,20 +80,34 @@ impl LineStream {
             source,
         };
         let mut file = File::open(path).map_err(read)?;
-        let is_capture = match cfg.format {
-            Some(f) => matches!(f, CaptureFormat::Pcap),
+        let format = match cfg.format {
+            Some(f) => f,
             None => {
                 let mut head = Vec::with_capacity(4);
                 (&mut file).take(4).read_to_end(&mut head).map_err(read)?;
                 file.rewind().map_err(read)?;
-                fastfeed_capture::is_capture(&head)
+                match fastfeed_capture::is_capture(&head) {
+                    true => CaptureFormat::Pcap,
+                    false => CaptureFormat::Raw,
+                }
             }
         };
-        if !is_capture {
-            let line = load_line(line, cfg, templates, header)?;
-            return Ok(LineStream::loaded(line));
-        }
         let file_len = file.metadata().map_err(read)?.len();
+        if format != CaptureFormat::Pcap {
+            let packets = match format {
+                CaptureFormat::Len32le => PacketReader::len32le(file),
+                _ => PacketReader::raw(file, Decoder::new(templates.clone())),
+            };
+            return Ok(LineStream {
+                line,
+                source: Source::Framed {
+                    path: path.clone(),
+                    file_len,
+                    packets: Box::new(packets),
+                    times: Box::new(SendingTimes::new(templates, header)),
+                },
+            });
+        }
         let runs = CaptureRuns::new(BufReader::new(file), cfg.capture_selector()).map_err(|e| {
             SourceError::Format {
                 path: path.clone(),
@@ -136,6 +159,26 @@ impl LineStream {
                 *done += out.len() as u64;
                 Ok(Some(p.ts_ns))
             }
+            Source::Framed {
+                path,
+                packets,
+                times,
+                ..
+            } => match packets.next_packet() {
+                Ok(Some(p)) => {
+                    out.extend_from_slice(p.bytes);
+                    Ok(Some(times.stamp(p.bytes)))
+                }
+                Ok(None) => Ok(None),
+                Err(StreamError::Io(source)) => Err(SourceError::Read {
+                    path: path.clone(),
+                    source,
+                }),
+                Err(e) => Err(SourceError::Format {
+                    path: path.clone(),
+                    message: e.to_string(),
+                }),
+            },
             Source::Capture {
                 path,
                 runs,
@@ -174,6 +217,12 @@ impl LineStream {
                 done: stats.lock().expect("not poisoned").bytes,
                 total: *file_len,
             },
+            Source::Framed {
+                packets, file_len, ..
+            } => ReadSoFar {
+                done: packets.position() as u64,
+                total: *file_len,
+            },
             Source::Loaded { line, done, .. } => ReadSoFar {
                 done: *done,
                 total: line.bytes() as u64,
@@ -185,7 +234,7 @@ impl LineStream {
     pub fn capture_stats(&self) -> Option<PayloadStats> {
         match &self.source {
             Source::Capture { stats, .. } => Some(*stats.lock().expect("not poisoned")),
-            Source::Loaded { .. } => None,
+            Source::Framed { .. } | Source::Loaded { .. } => None,
         }
     }
 }

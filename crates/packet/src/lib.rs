@@ -7,13 +7,16 @@
 //! before its messages.
 
 mod framing;
+mod held;
 mod packet_decoder;
+mod reader;
 mod resync;
 mod split;
 mod stream;
 
 pub use framing::{len32le_packets, write_len32le, Framing, FramingError, Packet};
 pub use packet_decoder::{PacketDecoder, PacketError, PacketOptions, PacketSummary, Recovery};
+pub use reader::PacketReader;
 pub use resync::SyncMarkers;
 pub use split::split_at_resets;
 pub use stream::{StreamDecoder, StreamError, DEFAULT_MAX_PACKET, RAW_WINDOW};

@@ -7,7 +7,7 @@ use fastfeed_codec::{Decoder, Handler, Template};
 use crate::{Packet, PacketError};
 
 /// Notes whether the message being decoded resets the dictionaries.
-struct ResetSeen(bool);
+pub(crate) struct ResetSeen(pub(crate) bool);
 
 impl Handler for ResetSeen {
     fn begin_message(&mut self, template: &Template) {

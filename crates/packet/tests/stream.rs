@@ -1,12 +1,14 @@
-//! The streaming decoder against the in-memory one: the same messages from the corpus
-//! whatever the read sizes and window, and the same located errors on damaged input.
+//! The streaming decoder and packet reader against the in-memory ones: the same messages and
+//! packets from the corpus whatever the read sizes and window, and the same located errors
+//! on damaged input.
 
 use std::io::{self, Read};
 use std::sync::Arc;
 
 use fastfeed_codec::{Decoder, Message, MessageBuilder, Templates};
 use fastfeed_packet::{
-    write_len32le, Framing, PacketDecoder, PacketOptions, StreamDecoder, StreamError,
+    len32le_packets, split_at_resets, write_len32le, Framing, FramingError, PacketDecoder,
+    PacketOptions, PacketReader, StreamDecoder, StreamError, RAW_WINDOW,
 };
 
 fn corpus(path: &str) -> Vec<u8> {
@@ -247,4 +249,102 @@ fn len32le_packets_are_decoded_as_soon_as_they_are_read() {
     assert_eq!(sd.position(), two);
     let r = sd.next_step(&mut b, |_| true);
     assert!(matches!(r, Some(Err(StreamError::Io(_)))), "{r:?}");
+}
+
+/// Every packet a [`PacketReader`] hands out, as (input offset, bytes), then its error.
+fn read_all<R: Read>(mut r: PacketReader<R>) -> (Vec<(usize, Vec<u8>)>, Option<StreamError>) {
+    let mut out = Vec::new();
+    loop {
+        match r.next_packet() {
+            Ok(Some(p)) => {
+                assert_eq!(p.index, out.len(), "packets numbered in order");
+                out.push((p.offset, p.bytes.to_vec()));
+            }
+            Ok(None) => return (out, None),
+            Err(e) => {
+                assert!(matches!(r.next_packet(), Ok(None)), "ends after an error");
+                return (out, Some(e));
+            }
+        }
+    }
+}
+
+fn owned(packets: &[fastfeed_packet::Packet<'_>]) -> Vec<(usize, Vec<u8>)> {
+    packets
+        .iter()
+        .map(|p| (p.offset, p.bytes.to_vec()))
+        .collect()
+}
+
+#[test]
+fn packet_reader_cuts_as_the_whole_input_is_cut() {
+    // A raw stream at its resetting messages, as split_at_resets cuts it held whole, for
+    // any read size and read-ahead window.
+    let moex = templates("moex-forts-2013/templates.xml");
+    let raw = corpus("moex-forts-2013/increment_a.dat");
+    let want = owned(&split_at_resets(&mut Decoder::new(moex.clone()), &raw).unwrap());
+    assert_eq!(want.len(), 8_101);
+    for (chunk, window) in [(usize::MAX, RAW_WINDOW), (7, RAW_WINDOW), (4096, 2_000)] {
+        let input = Trickle { data: &raw, chunk };
+        let reader = PacketReader::raw(input, Decoder::new(moex.clone())).raw_window(window);
+        let (got, err) = read_all(reader);
+        assert!(err.is_none(), "{err:?}");
+        assert!(got == want, "raw, reads of {chunk}, window {window}");
+    }
+
+    // len32le records, as len32le_packets gives them.
+    let data = corpus("mfast-complex/complex30000.dat");
+    let want: Vec<_> = len32le_packets(&data).map(|p| p.unwrap()).collect();
+    for chunk in [usize::MAX, 3, 1000] {
+        let (got, err) = read_all(PacketReader::len32le(Trickle { data: &data, chunk }));
+        assert!(err.is_none(), "{err:?}");
+        assert!(got == owned(&want), "len32le, reads of {chunk}");
+    }
+}
+
+#[test]
+fn packet_reader_errors_end_it_where_the_input_is_bad() {
+    // A cut last record: every packet before it, then the framing error.
+    let data = corpus("mfast-complex/complex30000.dat");
+    let cut = &data[..data.len() - 1];
+    let all: Vec<_> = len32le_packets(&data).map(|p| p.unwrap()).collect();
+    let (got, err) = read_all(PacketReader::len32le(cut));
+    assert_eq!(got, owned(&all[..all.len() - 1]));
+    assert!(
+        matches!(
+            err,
+            Some(StreamError::Framing(FramingError::TruncatedPacket { .. }))
+        ),
+        "{err:?}"
+    );
+    // A hostile length prefix is refused before anything is allocated for it.
+    let (got, err) = read_all(PacketReader::len32le(&[0xff, 0xff, 0xff, 0x7f, 1][..]));
+    assert!(got.is_empty());
+    assert!(
+        matches!(err, Some(StreamError::PacketTooLong { .. })),
+        "{err:?}"
+    );
+
+    // A raw stream: a damaged message gives the error split_at_resets gives, at the same
+    // byte, after the packets before it.
+    let moex = templates("moex-forts-2013/templates.xml");
+    let mut raw = corpus("moex-forts-2013/increment_a.dat");
+    raw.truncate(20_000);
+    raw[10_000..10_040].fill(0x80);
+    let want = split_at_resets(&mut Decoder::new(moex.clone()), &raw).unwrap_err();
+    let (got, err) = read_all(PacketReader::raw(&raw[..], Decoder::new(moex.clone())));
+    match err {
+        Some(StreamError::Decode(e)) => assert_eq!(e.file_offset, want.file_offset),
+        other => panic!("{other:?}"),
+    }
+    assert!(got.iter().all(|(at, p)| at + p.len() <= want.file_offset));
+    assert!(!got.is_empty());
+    // A raw stream whose packets never end (no resetting message within the limit).
+    let raw = corpus("moex-forts-2013/increment_a.dat");
+    let reader = PacketReader::raw(&raw[..], Decoder::new(moex)).max_packet(100);
+    let (_, err) = read_all(reader);
+    assert!(
+        matches!(err, Some(StreamError::PacketTooLong { .. })),
+        "{err:?}"
+    );
 }
