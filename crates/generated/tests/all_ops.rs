@@ -241,3 +241,36 @@ impl ToMessage for g::All<'_> {
         m
     }
 }
+
+/// Found by `fuzz/fuzz_targets/generated.rs`: a stream whose string delta (`SDelta`) has a
+/// subtraction length past 64 bits. The interpreter named it D7 (a subtraction length out of
+/// the int32 range), the generated decoder D2 (an integer overflow); both now say D7.
+#[test]
+fn a_subtraction_length_past_64_bits_is_d7_in_both() {
+    let hex: String = [
+        "75492e747d0200000000b481e9cd0bf67b02048d818000430d66414080808080",
+        "c080b1810eff175724c721fe0e0fe4868280819189808c8080808080c0f8e0ca",
+        "3200000061787878787878787878787878787878787878787878787878787878",
+        "7878787878787878787878787878787878787878787878787878787878787878",
+        "7878787878787878787878787878787878787878787878787878787878787878",
+        "78787878787878787878781b86b1175724c721fe0e0fe48684808147455ab605",
+        "feffffffffffffffff7a26ba998380055994c9fd8000c083b4b182fe7a699800",
+        "00b182fe7a69ca8dff82",
+    ]
+    .concat();
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    let strict_stream = Layout {
+        opts: strict,
+        ..STREAM
+    };
+    let out = agree::<AllOps>(&[&bytes], strict_stream, false);
+    let last = out.last().unwrap().as_ref().unwrap_err();
+    assert_eq!(
+        last.kind,
+        fastfeed_codec::ErrorKind::BadSubtraction(i64::MAX)
+    );
+    assert_eq!(last.field.as_deref(), Some("SDelta"));
+}

@@ -513,18 +513,6 @@ pub(super) fn wide_delta(
     })
 }
 
-/// A subtraction length past 64 bits is out of the int32 range too: D7, not D2.
-#[cold]
-pub(super) fn subtraction_overflow(e: Box<crate::CodecError>, at: usize) -> Box<crate::CodecError> {
-    match e.kind {
-        ErrorKind::IntegerOverflow => Box::new(crate::CodecError::new(
-            ErrorKind::BadSubtraction(i64::MAX),
-            at,
-        )),
-        _ => e,
-    }
-}
-
 /// An integer delta's sum with its base, range-checked in 128 bits: the wide path.
 pub(super) fn add_int_delta(
     base: u64,

@@ -1,10 +1,10 @@
 //! The general path's strings: a string field under any operator (spec §6.3), read from the
 //! stream into the decoder's scratch space or its dictionary entry.
 
-use super::generic::subtraction_overflow;
 use super::{fail, Res, Src, State_};
 use crate::dictionary::State;
 use crate::error::ErrorKind;
+use crate::primitives::subtraction_overflow;
 use crate::template::{FieldType, Op, Scalar};
 use crate::wire::{Pmap, Reader};
 

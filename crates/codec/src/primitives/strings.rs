@@ -6,6 +6,18 @@ use super::{fail, Ascii, Entry, Generation, Res, Slot};
 use crate::error::ErrorKind;
 use crate::wire::Reader;
 
+/// A subtraction length past 64 bits is out of the int32 range too: D7, not D2.
+#[cold]
+pub(crate) fn subtraction_overflow(e: Box<crate::CodecError>, at: usize) -> Box<crate::CodecError> {
+    match e.kind {
+        ErrorKind::IntegerOverflow => Box::new(crate::CodecError::new(
+            ErrorKind::BadSubtraction(i64::MAX),
+            at,
+        )),
+        _ => e,
+    }
+}
+
 /// A string value longer than the decoder's limit is `LengthTooLong` at the field's start.
 #[inline(always)]
 pub fn check_len(len: usize, r: &Reader, at: usize) -> Res<()> {
@@ -302,19 +314,23 @@ pub fn string_delta<'e>(
 ) -> Res<Option<&'e [u8]>> {
     let at = r.pos;
     let sub = if optional {
-        r.nullable_i64()?
+        r.nullable_i64()
     } else {
-        Some(r.i64()?)
+        r.i64().map(Some)
     };
-    let Some(sub) = sub else { return Ok(None) };
+    let Some(sub) = sub.map_err(|e| subtraction_overflow(e, at))? else {
+        return Ok(None);
+    };
+    // A subtraction length must be an int32 (spec §6.3.7.3, D7): checked before the string
+    // is read, as the interpreter does, so both name the same error.
+    if sub > i32::MAX as i64 || sub < i32::MIN as i64 {
+        return fail(ErrorKind::BadSubtraction(sub), at);
+    }
     string_into(r, ascii_form, false, scratch)?;
     match e.state(g) {
         Entry::Assigned => {}
         Entry::Undefined => set_bytes(g, e, init.unwrap_or_default()),
         Entry::Empty => return fail(ErrorKind::EmptyPrevious, at),
-    }
-    if sub > i32::MAX as i64 || sub < i32::MIN as i64 {
-        return fail(ErrorKind::BadSubtraction(sub), at);
     }
     let base = e.assign(g);
     let (front, n) = if sub < 0 {
