@@ -31,6 +31,8 @@
 # --one: subscriber host a alone (no host b).
 # --express: the publisher sends each record at once (Zenoh express) instead of letting Zenoh
 # batch it with the next ones: lower latency, a costlier publish call.
+# --zenoh-config FILE: a Zenoh configuration for the publisher and every subscriber (e.g.
+# configs/zenoh/low-latency.json5; a relative path is taken from where the script runs).
 # --loopback: no namespaces (a container without `ip netns`, or no root): the same processes
 # on this host, multicast and Zenoh over loopback, each subscriber on an endpoint of its own;
 # no --cut (there is no link to cut).
@@ -38,7 +40,7 @@
 # Usage: scripts/hosts.sh [-n COUNT] [-d simple|complex] [-s PAUSE_US] [-p PACKET_BYTES]
 #                         [--cut SECS [--cut-at SECS]] [--slow MS] [--queue N] [--no-shm]
 #                         [--throughput] [--one] [--express] [--loopback] [--reliable]
-#                         [--keep DIR]
+#                         [--zenoh-config FILE] [--keep DIR]
 #   -s: the simulator's pause between packets (default 20 us); -p: largest packet (1024).
 #   FASTFEED_BIN: the fastfeed executable (default: $CARGO_TARGET_DIR or target, debug).
 set -euo pipefail
@@ -58,6 +60,7 @@ express=0
 one=0
 loopback=0
 reliable=0
+zconfig=()
 while [ $# -gt 0 ]; do
   case "$1" in
     -n) count="$2"; shift 2 ;;
@@ -73,9 +76,10 @@ while [ $# -gt 0 ]; do
     --one) one=1; shift ;;
     --loopback) loopback=1; shift ;;
     --reliable) reliable=1; shift ;;
+    --zenoh-config) zconfig=(--zenoh-config "$(realpath "$2")"); shift 2 ;;
     --no-shm) shm=0; shift ;;
     --keep) keep="$2"; shift 2 ;;
-    -h|--help) sed -n 2,43p "$0"; exit 0 ;;
+    -h|--help) sed -n 2,45p "$0"; exit 0 ;;
     *) echo "hosts.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -162,7 +166,7 @@ for s in "${subs[@]}"; do
   # Recorders, no echo, no dump: the publisher waits for them, and nothing else loads them.
   [ "$throughput" = 0 ] || extra=(--queue "$queue" --recorder --no-echo)
   in_ns "$(sub_ns "$s")" "$bin" subscribe --feed "$feed" --bus zenoh --connect "$ep" --idle-timeout 30 \
-    "${extra[@]}" --report-json "$work/sub_$s.json" >"$work/sub_$s.out" 2>&1 &
+    "${zconfig[@]}" "${extra[@]}" --report-json "$work/sub_$s.json" >"$work/sub_$s.out" 2>&1 &
   pids+=($!)
 done
 
@@ -172,7 +176,7 @@ source=(-g "$group" -i "$pub_ip")
 [ "$express" = 0 ] || source+=(--express)
 [ "$reliable" = 0 ] || source+=(--block-when-congested)
 [ "$throughput" = 0 ] || source=(-f "$file" --block-when-congested --no-echo)
-in_ns "$ns_pub" "$bin" publish "$data" --feed "$feed" --bus zenoh "${listen[@]}" \
+in_ns "$ns_pub" "$bin" publish "$data" --feed "$feed" --bus zenoh "${listen[@]}" "${zconfig[@]}" \
   "${source[@]}" --wait-subscribers "${#subs[@]}" --idle-timeout 30 \
   --report-json "$work/pub.json" >"$fifo" 2>"$work/pub.err" &
 pub_pid=$!

@@ -35,12 +35,7 @@ fn run_demo(data: &str, tag: u16, decode: impl Fn(&std::path::Path) -> Vec<commo
         .arg(dir.join("latency.hgrm"))
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "demo failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = common::stdout_of_success(&out, "demo");
     assert!(stdout.contains("Done seen"), "{stdout}");
     assert!(stdout.contains("gaps 0 (0 packets"), "{stdout}");
     assert!(stdout.contains("missed 0,"), "{stdout}");

@@ -114,22 +114,29 @@ fn channel_threads_share_one_listening_session() {
 
 #[test]
 fn demo_over_zenoh() {
-    let out = common::fastfeed()
-        .args([
-            "demo", "simple", "-n", "5000", "-s", "100", "--bus", "zenoh",
-        ])
-        .args(["-g", &common::unique_group(9)])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "demo failed:\n{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
+    // Zenoh's default transport, then its low-latency one (the configuration the README
+    // offers): every record either way.
+    let low_latency = format!(
+        "{}/../../configs/zenoh/low-latency.json5",
+        env!("CARGO_MANIFEST_DIR")
     );
-    assert!(stdout.contains("missed 0,"), "{stdout}");
-    assert!(stdout.contains("all records accounted for"), "{stdout}");
-    assert!(stdout.contains("round trip /record"), "{stdout}");
+    for (i, extra) in [vec![], vec!["--zenoh-config", &low_latency]]
+        .into_iter()
+        .enumerate()
+    {
+        let out = common::fastfeed()
+            .args([
+                "demo", "simple", "-n", "5000", "-s", "100", "--bus", "zenoh",
+            ])
+            .args(extra)
+            .args(["-g", &common::unique_group(9 + 2 * i as u16)])
+            .output()
+            .unwrap();
+        let stdout = common::stdout_of_success(&out, "demo");
+        assert!(stdout.contains("missed 0,"), "{stdout}");
+        assert!(stdout.contains("all records accounted for"), "{stdout}");
+        assert!(stdout.contains("round trip /record"), "{stdout}");
+    }
 }
 
 /// Writes `packets` as a len32le file.

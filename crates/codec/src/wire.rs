@@ -471,8 +471,9 @@ pub(crate) fn put_ascii(out: &mut Vec<u8>, v: Option<&[u8]>, nullable: bool) {
     *out.last_mut().expect("non-empty") |= 0x80;
 }
 
-/// Writes the presence map `bits` (left-aligned, `count` used) over the `reserved` bytes at
-/// `at`, in as few bytes as possible, and closes the gap. Returns the bytes saved.
+/// Writes the presence map `bits` over the `reserved` bytes at `at`, in as few bytes as its
+/// last set bit needs, and closes the gap. (A rewrite folding each 7-bit chunk was 10-13%
+/// slower on the FPL sample's encoding.)
 pub(crate) fn patch_pmap(out: &mut Vec<u8>, at: usize, reserved: usize, bits: &[bool]) {
     let last_set = bits.iter().rposition(|&b| b);
     let nbytes = match last_set {

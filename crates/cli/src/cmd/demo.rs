@@ -41,6 +41,11 @@ pub struct DemoArgs {
     /// instead of letting Zenoh batch it with the next ones.
     #[arg(long)]
     pub express: bool,
+    /// With --bus zenoh: a Zenoh configuration (JSON5) for both the publisher and the
+    /// subscriber, as `--zenoh-config` of `publish` and `subscribe` (e.g.
+    /// configs/zenoh/low-latency.json5).
+    #[arg(long, value_name = "FILE")]
+    pub zenoh_config: Option<PathBuf>,
     /// Largest packet in bytes (as `generate -p`). A packet's records are published one after
     /// another, so each record's round trip includes the records before it in its packet:
     /// small packets (`-p 100`: about 6 simple messages, against 67 at 1024) show the path's
@@ -197,8 +202,10 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         ),
         DataSet::Simple | DataSet::Complex | DataSet::Opra => {}
     }
-    if a.bus == BusKind::Shm && (a.express || a.zenoh_endpoint.is_some()) {
-        anyhow::bail!("--express and --zenoh-endpoint are for --bus zenoh");
+    if a.bus == BusKind::Shm
+        && (a.express || a.zenoh_endpoint.is_some() || a.zenoh_config.is_some())
+    {
+        anyhow::bail!("--express, --zenoh-endpoint and --zenoh-config are for --bus zenoh");
     }
     if !fastfeed_net::loopback_multicast_works() {
         eprintln!("fastfeed demo: {}", fastfeed_net::LOOPBACK_HINT);
@@ -277,8 +284,13 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         (BusKind::Zenoh, None) => Some(free_loopback_endpoint()?),
         (BusKind::Shm, _) => None,
     };
+    let zenoh_config = a
+        .zenoh_config
+        .iter()
+        .flat_map(|c| ["--zenoh-config".to_string(), c.display().to_string()]);
     if let Some(e) = &endpoint {
         sub_args.extend(["--connect".to_string(), e.clone()]);
+        sub_args.extend(zenoh_config.clone());
     }
     let mut pub_args = strings(&[
         "publish",
@@ -310,6 +322,7 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     }
     if let Some(e) = &endpoint {
         pub_args.extend(["--listen".to_string(), e.clone()]);
+        pub_args.extend(zenoh_config);
         if a.express {
             pub_args.push("--express".to_string());
         }

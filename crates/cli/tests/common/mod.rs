@@ -129,6 +129,18 @@ pub fn unique_group(tag: u16) -> String {
     format!("239.255.{}.{}:{port}", 40 + (pid >> 8) % 200, pid % 250 + 1)
 }
 
+/// The standard output of a run that must have succeeded; if it failed, the assertion shows
+/// both of its streams.
+pub fn stdout_of_success(out: &std::process::Output, what: &str) -> String {
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{what} failed:\n{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
 pub fn fastfeed() -> Command {
     Command::new(env!("CARGO_BIN_EXE_fastfeed"))
 }
