@@ -359,3 +359,37 @@ fn handle_reads_a_pcap_and_reports_what_it_held() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn handle_ends_a_damaged_line_and_names_the_damage() {
+    // Line A's raw file cut in the middle of a message: the handler takes its packets up to
+    // there, says where and why the line stopped, and finishes the run on the other lines.
+    let dir = scratch("feed-damaged");
+    let cfg = config(&dir);
+    let cut = dir.join("increment_a_cut.dat");
+    let a = std::fs::read(corpus("increment_a.dat")).unwrap();
+    std::fs::write(&cut, &a[..400_001]).unwrap();
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        &corpus("increment_a.dat").display().to_string(),
+        &cut.display().to_string(),
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let out = fastfeed()
+        .args(["handle", "--captures", "-q"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let stopped = err
+        .lines()
+        .find(|l| l.starts_with("FUT-BOOK-5 line a: stopped early"))
+        .unwrap_or_else(|| panic!("no line for the damage: {err}"));
+    assert!(stopped.contains("increment_a_cut.dat"), "{stopped}");
+    assert!(stopped.contains("in the middle of a message"), "{stopped}");
+    // Line A's packets before the cut (8,101 in the whole file), line B's all; B fills in
+    // what A lost, so nothing is missing.
+    assert!(err.contains("packets_a=4639 packets_b=8088"), "{err}");
+    assert!(err.contains("channel.missing=0"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

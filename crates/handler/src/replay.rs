@@ -52,6 +52,8 @@ pub struct LineReport {
     pub sent: u64,
     /// What the fault injector did.
     pub faults: FaultCounts,
+    /// Where a `len32le` or raw capture ended the line early (see [`LineStream::damage`](crate::stream::LineStream::damage)).
+    pub damage: Option<String>,
 }
 
 /// Replay errors.
@@ -122,6 +124,7 @@ pub fn replay(
                     packets: 0,
                     sent: 0,
                     faults: FaultCounts::default(),
+                    damage: None,
                 },
             });
             streams.push(line);
@@ -170,6 +173,9 @@ pub fn replay(
         }
     }
     progress(n, merged.read_so_far());
+    for (s, stream) in lines.iter_mut().zip(merged.lines()) {
+        s.report.damage = stream.damage().map(str::to_string);
+    }
     for s in &mut lines {
         out.clear();
         s.injector.flush(&mut out);

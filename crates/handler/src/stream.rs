@@ -53,6 +53,8 @@ enum Source {
         file_len: u64,
         packets: Box<PacketReader<File>>,
         times: Box<SendingTimes>,
+        /// Why the line ended before its file did.
+        damage: Option<String>,
     },
     /// A line in memory.
     Loaded {
@@ -105,6 +107,7 @@ impl LineStream {
                     file_len,
                     packets: Box::new(packets),
                     times: Box::new(SendingTimes::new(templates, header)),
+                    damage: None,
                 },
             });
         }
@@ -145,8 +148,9 @@ impl LineStream {
     }
 
     /// The next packet: its bytes replace `out`'s, and its time is returned; None at the
-    /// end of the line (or where a capture's container is damaged, which
-    /// [`LineStream::capture_stats`] locates).
+    /// end of the line, or where its file is damaged (a capture's container, which
+    /// [`LineStream::capture_stats`] locates; a `len32le` record or raw message, which
+    /// [`LineStream::damage`] names). An error only where the file cannot be read.
     pub fn next_into(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, SourceError> {
         out.clear();
         match &mut self.source {
@@ -163,6 +167,7 @@ impl LineStream {
                 path,
                 packets,
                 times,
+                damage,
                 ..
             } => match packets.next_packet() {
                 Ok(Some(p)) => {
@@ -174,10 +179,11 @@ impl LineStream {
                     path: path.clone(),
                     source,
                 }),
-                Err(e) => Err(SourceError::Format {
-                    path: path.clone(),
-                    message: e.to_string(),
-                }),
+                // The packets before it were handled; the next one's start is unknown.
+                Err(e) => {
+                    *damage = Some(format!("{}: {e}", path.display()));
+                    Ok(None)
+                }
             },
             Source::Capture {
                 path,
@@ -227,6 +233,15 @@ impl LineStream {
                 done: *done,
                 total: line.bytes() as u64,
             },
+        }
+    }
+
+    /// For a `len32le` or raw file that ended the line early: what was wrong, and at which
+    /// byte (the rest of the file is not read).
+    pub fn damage(&self) -> Option<&str> {
+        match &self.source {
+            Source::Framed { damage, .. } => damage.as_deref(),
+            _ => None,
         }
     }
 

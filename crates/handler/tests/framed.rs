@@ -53,6 +53,7 @@ fn stream_equals_load(configs: &[(LineId, LineConfig)]) {
         assert!(got == want, "line {:?}: streamed packets differ", l.line);
         let read = s.read_so_far();
         assert_eq!(read.done, read.total, "the whole file read");
+        assert_eq!(s.damage(), None);
     }
     let mut merged = MergedLines::new(open()).unwrap();
     let mut order = Vec::new();
@@ -100,7 +101,8 @@ fn len32le_lines_stream_as_they_load() {
         .collect();
     stream_equals_load(&configs);
 
-    // A cut last record: the packets before it, then the error, naming the file.
+    // A cut last record: the packets before it, then the line ends, its damage named (the
+    // file, the record and the byte) rather than failing the run.
     let (id, cfg) = &configs[0];
     let path = cfg.capture.clone().unwrap();
     let len = std::fs::metadata(&path).unwrap().len();
@@ -113,20 +115,21 @@ fn len32le_lines_stream_as_they_load() {
     let mut s = LineStream::open(*id, cfg, &templates(), PacketHeader::None).unwrap();
     let mut buf = Vec::new();
     let mut packets = 0;
-    let err = loop {
-        match s.next_into(&mut buf) {
-            Ok(Some(_)) => packets += 1,
-            Ok(None) => panic!("no error"),
-            Err(e) => break e.to_string(),
-        }
-    };
+    while s.next_into(&mut buf).unwrap().is_some() {
+        packets += 1;
+    }
     assert_eq!(
         packets,
         line(LineId::A, "increment_a.dat").packets.len() - 1
     );
+    let damage = s.damage().expect("the damage named");
     assert!(
-        err.contains("increment_a.dat") && err.contains("runs past the end"),
-        "{err}"
+        damage.contains("increment_a.dat") && damage.contains("runs past the end"),
+        "{damage}"
+    );
+    assert!(
+        s.next_into(&mut buf).unwrap().is_none(),
+        "the line stays ended"
     );
     std::fs::remove_dir_all(&dir).ok();
 }

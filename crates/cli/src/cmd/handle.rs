@@ -132,6 +132,15 @@ pub fn run_captures<O: Output>(
             ch.on_packet(p.line, p.bytes, now, out);
         }
         ch.finish(now.saturating_add(1_000_000_000), out);
+        for l in lines.lines() {
+            if let Some(d) = l.damage() {
+                eprintln!(
+                    "{} line {}: stopped early, the rest of the file unread: {d}",
+                    c.config.name,
+                    l.line().name()
+                );
+            }
+        }
         if status {
             eprintln!("{}", status_line(&c.config.name, &ch, 0.0));
             for l in lines.lines() {

@@ -98,6 +98,9 @@ pub fn run(a: ReplayArgs) -> Result<ExitCode> {
             f.reordered,
             f.corrupted
         );
+        if let Some(d) = &r.damage {
+            eprintln!("  stopped early, the rest of the file unread: {d}");
+        }
     }
     eprintln!("replayed in {:.3} s", start.elapsed().as_secs_f64());
     Ok(ExitCode::SUCCESS)
