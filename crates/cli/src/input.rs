@@ -80,6 +80,47 @@ pub fn packets<'a>(
     Ok(fa.framing.framing().packets(data).collect())
 }
 
+/// Whether `path` is a capture file to read as it goes ([`stream_capture`]): a pcap/pcapng
+/// by its magic number or `--framing pcap`, and not standard input.
+pub fn streams_capture(fa: &crate::FramingArgs, path: &Path) -> Result<bool> {
+    Ok(path.as_os_str() != "-"
+        && (fa.framing == crate::InputFraming::Pcap || is_capture_file(path)?))
+}
+
+/// A capture's UDP payloads (those to `udp`, or all), read a megabyte of records at a time
+/// whatever the file's size, each to `take` until it returns Some, which is returned. The
+/// capture's counts go to standard error at the end.
+pub fn stream_capture<T>(
+    path: &Path,
+    udp: Option<std::net::SocketAddrV4>,
+    mut take: impl FnMut(fastfeed_packet::Packet<'_>) -> Option<T>,
+) -> Result<Option<T>> {
+    let reading = || format!("reading {}", path.display());
+    let file = std::fs::File::open(path).with_context(reading)?;
+    let reader = std::io::BufReader::with_capacity(1 << 20, file);
+    let mut runs = fastfeed_capture::CaptureRuns::new(reader, udp).with_context(reading)?;
+    let (mut index, mut stop) = (0, None);
+    let read = loop {
+        let more = runs.next_run(|d, offset| {
+            if stop.is_none() {
+                stop = take(fastfeed_packet::Packet {
+                    index,
+                    offset,
+                    bytes: d.payload,
+                });
+                index += 1;
+            }
+        });
+        match more {
+            Ok(true) if stop.is_none() => {}
+            other => break other,
+        }
+    };
+    report_capture(&runs.stats().lock().expect("not poisoned"));
+    read.with_context(reading)?;
+    Ok(stop)
+}
+
 /// What a capture held, on standard error: every frame is in one count.
 pub fn report_capture(p: &fastfeed_capture::PayloadStats) {
     eprintln!("{}", capture_line(p));

@@ -154,3 +154,48 @@ fn report_gives_the_table_and_verifies() {
         "{out}"
     );
 }
+
+#[test]
+fn a_capture_read_as_it_goes_gives_the_fix_of_one_read_whole() {
+    // From a file, a pcap is read a run of records at a time; from standard input, whole:
+    // the same FIX either way, and the capture's counts on standard error.
+    let d = dir("pcap");
+    let pcap = d.join("cme.pcap");
+    ok(&fastfeed(&[
+        "generate",
+        "cme",
+        "-n",
+        "3000",
+        "-o",
+        pcap.to_str().unwrap(),
+    ]));
+    let tpl = format!("{}/../sim/templates/cme.xml", env!("CARGO_MANIFEST_DIR"));
+    let args = [
+        "fix",
+        "decode",
+        "-t",
+        &tpl,
+        "--udp",
+        "239.255.90.1:14310",
+        "--skip-header",
+        "5",
+        "--reset-each-packet",
+    ];
+    let streamed = fastfeed(&[&args[..], &[pcap.to_str().unwrap()]].concat());
+    ok(&streamed);
+    let whole = Command::new(env!("CARGO_BIN_EXE_fastfeed"))
+        .args(args)
+        .arg("-")
+        .stdin(std::fs::File::open(&pcap).unwrap())
+        .output()
+        .unwrap();
+    ok(&whole);
+    assert!(streamed.stdout.starts_with(b"8=FIXT.1.1\x019="));
+    assert!(streamed.stdout == whole.stdout, "the FIX differs");
+    let err = String::from_utf8_lossy(&streamed.stderr);
+    assert!(
+        err.contains("capture: ") && err.contains("3000 selected"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&d).ok();
+}

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use fastfeed_capture::CaptureRuns;
 use fastfeed_codec::{DecodeOptions, Decoder, Message, MessageBuilder, Templates};
 use fastfeed_packet::{FramingError, Packet, PacketDecoder, PacketOptions, PacketSummary};
 
@@ -64,16 +63,10 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
     let only = Filter::new(&a.only, &templates, &a.framing.templates)?;
     // A capture file is read a run of records at a time, whatever its size; other inputs
     // whole (a raw stream resynchronises at Reset messages anywhere in it).
-    let head = match a.input.as_os_str() == "-" {
-        true => None,
-        false => Some(input::head(&a.input, 64 << 10)?),
-    };
-    let streamed = head.as_ref().is_some_and(|h| {
-        a.framing.framing == InputFraming::Pcap || fastfeed_capture::is_capture(h)
-    });
-    let data = match (streamed, head) {
-        (true, Some(head)) => head, // For the hint when nothing decodes.
-        _ => input::bytes_or_stdin(&a.input)?,
+    let streamed = input::streams_capture(&a.framing, &a.input)?;
+    let data = match streamed {
+        true => input::head(&a.input, 64 << 10)?, // For the hint when nothing decodes.
+        false => input::bytes_or_stdin(&a.input)?,
     };
     let out: Box<dyn Write> = match (&a.output, a.count) {
         (_, true) => Box::new(std::io::sink()),
@@ -139,32 +132,7 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
         })
     };
     if streamed {
-        let file = std::fs::File::open(&a.input)
-            .with_context(|| format!("reading {}", a.input.display()))?;
-        let reader = std::io::BufReader::with_capacity(1 << 20, file);
-        let mut runs = CaptureRuns::new(reader, a.framing.udp)
-            .with_context(|| format!("reading {}", a.input.display()))?;
-        let (mut index, mut stop) = (0, None);
-        let read = loop {
-            let more = runs.next_run(|d, offset| {
-                if stop.is_none() {
-                    let bytes = d.payload;
-                    stop = take(Ok(Packet {
-                        index,
-                        offset,
-                        bytes,
-                    }));
-                    index += 1;
-                }
-            });
-            match more {
-                Ok(true) if stop.is_none() => {}
-                other => break other,
-            }
-        };
-        input::report_capture(&runs.stats().lock().expect("not poisoned"));
-        read.with_context(|| format!("reading {}", a.input.display()))?;
-        if let Some(exit) = stop {
+        if let Some(exit) = input::stream_capture(&a.input, a.framing.udp, |p| take(Ok(p)))? {
             return exit;
         }
     } else {

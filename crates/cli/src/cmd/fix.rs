@@ -2,7 +2,7 @@
 //! FAST slides' compression table (report).
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use fastfeed_codec::{DecodeOptions, Decoder, Encoder, Templates};
 use fastfeed_fix::{
     ratio, Converter, FixOptions, FixReader, Report, Sizes, Step, StepError, Verified, SOH,
 };
-use fastfeed_packet::Framing;
+use fastfeed_packet::{Framing, Packet};
 
 use crate::{input, FramingArgs};
 
@@ -193,85 +193,101 @@ struct Msg {
     fix: bool,
 }
 
-/// Walks every message of every packet of `data` through `conv`, calling `each` with the
-/// message and its FAST bytes; refused and undecodable messages go to `errors`.
+/// Walks every message of every packet of the input at `path` through `conv`, calling
+/// `each` with the message and its FAST bytes; refused and undecodable messages go to
+/// `errors`. A capture is read a run of records at a time, other inputs whole.
 fn walk(
     fa: &FramingArgs,
-    data: &[u8],
+    path: &Path,
     conv: &mut Converter,
     errors: &mut Errors,
     mut each: impl FnMut(&mut Converter, Msg, &[u8]),
 ) -> Result<()> {
-    for packet in input::packets(fa, data)? {
-        let packet = match packet {
-            Ok(p) => p,
-            Err(e) => {
-                errors.note(format_args!("{e}"));
-                continue;
-            }
-        };
-        if fa.reset_each_packet {
-            conv.reset();
-        }
-        let bytes = packet.bytes;
-        let mut pos = fa.skip_header.min(bytes.len());
-        while pos < bytes.len() {
-            let step = conv.step(&bytes[pos..]).map(|s| match s {
-                Step::Fix {
-                    template_id,
-                    fast_len,
-                    ..
-                } => (
-                    Msg {
-                        template_id,
-                        fix: true,
-                    },
-                    fast_len,
-                ),
-                Step::Session {
-                    template_id,
-                    fast_len,
-                } => (
-                    Msg {
-                        template_id,
-                        fix: false,
-                    },
-                    fast_len,
-                ),
-            });
-            match step {
-                Ok((m, len)) => {
-                    each(conv, m, &bytes[pos..pos + len]);
-                    pos += len;
-                }
-                Err(StepError::Fix { error, len }) => {
-                    errors.note(format_args!(
-                        "packet {} byte {}: {error}",
-                        packet.index,
-                        packet.offset + pos
-                    ));
-                    pos += len;
-                }
-                Err(StepError::Decode(e)) => {
-                    errors.note(format_args!(
-                        "packet {} byte {}: {e}; the packet's last {} bytes skipped",
-                        packet.index,
-                        packet.offset + pos,
-                        bytes.len() - pos
-                    ));
-                    break;
-                }
-            }
+    if input::streams_capture(fa, path)? {
+        input::stream_capture(path, fa.udp, |packet| {
+            walk_packet(fa, packet, conv, errors, &mut each);
+            None::<()>
+        })?;
+        return Ok(());
+    }
+    let data = input::bytes_or_stdin(path)?;
+    for packet in input::packets(fa, &data)? {
+        match packet {
+            Ok(p) => walk_packet(fa, p, conv, errors, &mut each),
+            Err(e) => errors.note(format_args!("{e}")),
         }
     }
     Ok(())
 }
 
+/// [`walk`] over one packet.
+fn walk_packet(
+    fa: &FramingArgs,
+    packet: Packet<'_>,
+    conv: &mut Converter,
+    errors: &mut Errors,
+    each: &mut impl FnMut(&mut Converter, Msg, &[u8]),
+) {
+    if fa.reset_each_packet {
+        conv.reset();
+    }
+    let bytes = packet.bytes;
+    let mut pos = fa.skip_header.min(bytes.len());
+    while pos < bytes.len() {
+        let step = conv.step(&bytes[pos..]).map(|s| match s {
+            Step::Fix {
+                template_id,
+                fast_len,
+                ..
+            } => (
+                Msg {
+                    template_id,
+                    fix: true,
+                },
+                fast_len,
+            ),
+            Step::Session {
+                template_id,
+                fast_len,
+            } => (
+                Msg {
+                    template_id,
+                    fix: false,
+                },
+                fast_len,
+            ),
+        });
+        match step {
+            Ok((m, len)) => {
+                each(conv, m, &bytes[pos..pos + len]);
+                pos += len;
+            }
+            Err(StepError::Fix { error, len }) => {
+                errors.note(format_args!(
+                    "packet {} byte {}: {error}",
+                    packet.index,
+                    packet.offset + pos
+                ));
+                pos += len;
+            }
+            Err(StepError::Decode(e)) => {
+                errors.note(format_args!(
+                    "packet {} byte {}: {e}; the packet's last {} bytes skipped",
+                    packet.index,
+                    packet.offset + pos,
+                    bytes.len() - pos
+                ));
+                break;
+            }
+        }
+    }
+}
+
 fn decode(a: DecodeArgs) -> Result<ExitCode> {
     let templates = input::templates(&a.framing.templates, !a.framing.no_scp)?;
     let opts = a.fix.options(&templates)?;
-    let data = input::bytes_or_stdin(&a.input)?;
     if let Some(passes) = a.bench {
+        let data = input::bytes_or_stdin(&a.input)?;
         return bench(&a.framing, templates, &opts, &data, passes.max(1));
     }
     let mut out: Box<dyn Write> = match &a.output {
@@ -286,7 +302,7 @@ fn decode(a: DecodeArgs) -> Result<ExitCode> {
         total: 0,
     };
     let mut failed = None;
-    walk(&a.framing, &data, &mut conv, &mut errors, |c, m, _| {
+    walk(&a.framing, &a.input, &mut conv, &mut errors, |c, m, _| {
         if let (true, Some(text), None) = (m.fix, c.writer().last_text(), &failed) {
             if let Err(e) = out.write_all(text).and_then(|_| out.write_all(b"\n")) {
                 failed = Some(e);
@@ -443,9 +459,8 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
     let (mut session, mut session_bytes) = (0u64, 0u64);
     let (mut identical, mut differs) = (0u64, Vec::new());
     for path in &a.inputs {
-        let data = input::bytes(path)?;
         let mut conv = Converter::new(templates.clone(), &opts, DecodeOptions::default());
-        walk(&a.framing, &data, &mut conv, &mut errors, |c, m, fast| {
+        walk(&a.framing, path, &mut conv, &mut errors, |c, m, fast| {
             if m.fix {
                 let fix_len = c.writer().last_text().map_or(0, <[u8]>::len);
                 rep.add(m.template_id, fix_len, fast.len());
