@@ -11,7 +11,7 @@ use clap::Args;
 use fastfeed_bus::Bus;
 use fastfeed_bus_shm::ShmBus;
 use fastfeed_net::McastReceiver;
-use fastfeed_packet::len32le_packets;
+use fastfeed_packet::PacketReader;
 use fastfeed_publish::{DecodingPublisher, Group, PacketHeader, PublisherOptions, HEARTBEAT};
 
 use super::bus::{BusKind, ZenohArgs};
@@ -181,18 +181,16 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
     let mut socket = None;
     match &a.file {
         Some(f) => {
-            let data = input::bytes(f)?;
+            let reading = || format!("reading {}", f.display());
+            // Read a megabyte at a time, whatever the file's size.
+            let mut packets = PacketReader::len32le(std::fs::File::open(f).with_context(reading)?);
             announce_ready()?;
             // The whole file, even past the Done message, as lingering on the network would.
-            for packet in len32le_packets(&data) {
+            while let Some(packet) = packets.next_packet().with_context(reading)? {
                 if signals::stopped() {
                     break;
                 }
-                p.on_packet(
-                    packet
-                        .with_context(|| format!("reading {}", f.display()))?
-                        .bytes,
-                )?;
+                p.on_packet(packet.bytes)?;
             }
         }
         None => socket = Some(receive(&mut p, a)?),
