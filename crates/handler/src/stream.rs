@@ -18,7 +18,7 @@ use fastfeed_feed::config::{CaptureFormat, LineConfig, PacketHeader};
 use fastfeed_packet::{PacketReader, StreamError};
 
 use crate::channel::LineId;
-use crate::source::{CapturedLine, SendingTimes, SourceError};
+use crate::source::{SendingTimes, SourceError};
 
 /// One line's packets, in file order, read as they are asked for.
 pub struct LineStream {
@@ -26,8 +26,7 @@ pub struct LineStream {
     source: Source,
 }
 
-/// How far a [`LineStream`] has read: bytes of its file, or of its packets (a line given
-/// in memory).
+/// How far a [`LineStream`] has read: bytes of its file.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct ReadSoFar {
     /// Bytes read.
@@ -55,12 +54,6 @@ enum Source {
         times: Box<SendingTimes>,
         /// Why the line ended before its file did.
         damage: Option<String>,
-    },
-    /// A line in memory.
-    Loaded {
-        line: CapturedLine,
-        next: usize,
-        done: u64,
     },
 }
 
@@ -130,18 +123,6 @@ impl LineStream {
         })
     }
 
-    /// A stream over a line already in memory.
-    pub fn loaded(line: CapturedLine) -> Self {
-        LineStream {
-            line: line.line,
-            source: Source::Loaded {
-                line,
-                next: 0,
-                done: 0,
-            },
-        }
-    }
-
     /// Which line.
     pub fn line(&self) -> LineId {
         self.line
@@ -154,15 +135,6 @@ impl LineStream {
     pub fn next_into(&mut self, out: &mut Vec<u8>) -> Result<Option<u64>, SourceError> {
         out.clear();
         match &mut self.source {
-            Source::Loaded { line, next, done } => {
-                let Some(p) = line.packets.get(*next) else {
-                    return Ok(None);
-                };
-                out.extend_from_slice(line.packet(*next));
-                *next += 1;
-                *done += out.len() as u64;
-                Ok(Some(p.ts_ns))
-            }
             Source::Framed {
                 path,
                 packets,
@@ -229,10 +201,6 @@ impl LineStream {
                 done: packets.position() as u64,
                 total: *file_len,
             },
-            Source::Loaded { line, done, .. } => ReadSoFar {
-                done: *done,
-                total: line.bytes() as u64,
-            },
         }
     }
 
@@ -241,7 +209,7 @@ impl LineStream {
     pub fn damage(&self) -> Option<&str> {
         match &self.source {
             Source::Framed { damage, .. } => damage.as_deref(),
-            _ => None,
+            Source::Capture { .. } => None,
         }
     }
 
@@ -249,7 +217,7 @@ impl LineStream {
     pub fn capture_stats(&self) -> Option<PayloadStats> {
         match &self.source {
             Source::Capture { stats, .. } => Some(*stats.lock().expect("not poisoned")),
-            Source::Framed { .. } | Source::Loaded { .. } => None,
+            Source::Framed { .. } => None,
         }
     }
 }
