@@ -93,6 +93,8 @@ fn groups_concatenate_as_a_loop_would() {
         for n in 1..=8 {
             let want = (0..n).fold(0u64, |acc, i| (acc << 7) | ((x >> (8 * i)) & 0x7f));
             assert_eq!(concat_groups(x, n), want, "{x:x} {n}");
+            // Both ways, whichever the build's CPU features select above.
+            assert_eq!(concat_groups_portable(x, n), want, "{x:x} {n}");
         }
     }
 }
