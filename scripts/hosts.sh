@@ -33,13 +33,16 @@
 # batch it with the next ones: lower latency, a costlier publish call.
 # --zenoh-config FILE: a Zenoh configuration for the publisher and every subscriber (e.g.
 # configs/zenoh/low-latency.json5; a relative path is taken from where the script runs).
+# --spin: the subscribers poll by yielding the CPU instead of sleeping until a record comes
+# (`subscribe --spin`, as `demo`'s subscriber does): no wake-up per record, for a machine with a
+# core to spare for each subscriber (on 2 vCPUs it was no better: BENCHMARKS.md).
 # --loopback: no namespaces (a container without `ip netns`, or no root): the same processes
 # on this host, multicast and Zenoh over loopback, each subscriber on an endpoint of its own;
 # no --cut (there is no link to cut).
 #
 # Usage: scripts/hosts.sh [-n COUNT] [-d simple|complex] [-s PAUSE_US] [-p PACKET_BYTES]
 #                         [--cut SECS [--cut-at SECS]] [--slow MS] [--queue N] [--no-shm]
-#                         [--throughput] [--one] [--express] [--loopback] [--reliable]
+#                         [--throughput] [--one] [--express] [--spin] [--loopback] [--reliable]
 #                         [--zenoh-config FILE] [--keep DIR]
 #   -s: the simulator's pause between packets (default 20 us); -p: largest packet (1024).
 #   FASTFEED_BIN: the fastfeed executable (default: $CARGO_TARGET_DIR or target, debug).
@@ -60,6 +63,7 @@ express=0
 one=0
 loopback=0
 reliable=0
+spin=()
 zconfig=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -74,12 +78,13 @@ while [ $# -gt 0 ]; do
     --throughput) throughput=1; shm=0; shift ;;
     --express) express=1; shift ;;
     --one) one=1; shift ;;
+    --spin) spin=(--spin); shift ;;
     --loopback) loopback=1; shift ;;
     --reliable) reliable=1; shift ;;
     --zenoh-config) zconfig=(--zenoh-config "$(realpath "$2")"); shift 2 ;;
     --no-shm) shm=0; shift ;;
     --keep) keep="$2"; shift 2 ;;
-    -h|--help) sed -n 2,45p "$0"; exit 0 ;;
+    -h|--help) sed -n '2,/^set -euo/{/^set/!p}' "$0"; exit 0 ;;
     *) echo "hosts.sh: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -160,9 +165,9 @@ listen=()
 for s in "${subs[@]}"; do
   ep="$(sub_ep "$s")"
   listen+=(--listen "$ep")
-  extra=(--queue "$queue" --dump "$work/sub_$s.records")
+  extra=(--queue "$queue" --dump "$work/sub_$s.records" "${spin[@]}")
   [ "$reliable" = 0 ] || [ "$s" = c ] || extra+=(--recorder)
-  [ "$s" != c ] || extra=(--stall-ms "$slow" --queue 1024 --dump "$work/sub_$s.records")
+  [ "$s" != c ] || extra=(--stall-ms "$slow" --queue 1024 --dump "$work/sub_$s.records" "${spin[@]}")
   # Recorders, no echo, no dump: the publisher waits for them, and nothing else loads them.
   [ "$throughput" = 0 ] || extra=(--queue "$queue" --recorder --no-echo)
   in_ns "$(sub_ns "$s")" "$bin" subscribe --feed "$feed" --bus zenoh --connect "$ep" --idle-timeout 30 \
