@@ -3,8 +3,19 @@
 
 use crate::error::{CodecError, ErrorKind};
 
+#[path = "wire_slow.rs"]
+mod slow;
+use slow::{entity_end, i64_slow, nullable_i64_wide, nullable_u64_wide, redundant_sign, u64_slow};
+
 /// A position in the input. Every read checks the bounds and reports `Truncated` instead of
 /// reading past the end.
+///
+/// Generated decoders keep their reader in registers: the `_local` reads (`u64_local`, ...)
+/// and the primitives' cold paths never hand out its address (the slow paths take the input
+/// by value, or run on a copy: [`Reader::cold`]). A reader in memory costs a store and a
+/// reload of the position on every field: 13% of the instructions of the simulator's simple
+/// data. The interpreter's reader lives behind a pointer anyway and uses the plain reads.
+#[derive(Clone, Copy)]
 pub struct Reader<'a> {
     pub buf: &'a [u8],
     pub pos: usize,
@@ -37,6 +48,19 @@ impl<'a> Reader<'a> {
             strict,
             max_len,
         }
+    }
+
+    /// Runs a cold path (`f`, not inlined) on a copy of the reader and takes back its
+    /// position, so that the reader's own address never escapes (see [`Reader`]).
+    #[inline(always)]
+    pub(crate) fn cold<T>(
+        &mut self,
+        f: impl FnOnce(&mut Reader<'a>) -> Result<T, Box<CodecError>>,
+    ) -> Result<T, Box<CodecError>> {
+        let mut copy = *self;
+        let v = f(&mut copy);
+        self.pos = copy.pos;
+        v
     }
 
     #[inline]
@@ -75,6 +99,20 @@ impl<'a> Reader<'a> {
     /// An unsigned integer; `Err(IntegerOverflow)` past 64 bits.
     #[inline(always)]
     pub fn u64(&mut self) -> Result<u64, Box<CodecError>> {
+        self.u64_in::<false>()
+    }
+
+    /// [`Reader::u64`] for code that keeps the reader in registers (generated decoders): its
+    /// slow path takes the input by value, so the reader's address never escapes (see
+    /// [`Reader`]). The interpreter, whose reader lives behind a pointer anyway, keeps the
+    /// cheaper call with the pointer.
+    #[inline(always)]
+    pub fn u64_local(&mut self) -> Result<u64, Box<CodecError>> {
+        self.u64_in::<true>()
+    }
+
+    #[inline(always)]
+    fn u64_in<const LOCAL: bool>(&mut self) -> Result<u64, Box<CodecError>> {
         let start = self.pos;
         // Fast path: one byte.
         if let Some(&b) = self.buf.get(start) {
@@ -89,28 +127,36 @@ impl<'a> Reader<'a> {
                 return Ok(v);
             }
         }
-        self.u64_slow(start)
+        if LOCAL {
+            let v = u64_slow(self.buf, start, self.strict)?;
+            self.pos = entity_end(self.buf, start)?;
+            Ok(v)
+        } else {
+            self.u64_slow_here(start)
+        }
     }
 
     #[cold]
-    fn u64_slow(&mut self, start: usize) -> Result<u64, Box<CodecError>> {
-        let bytes = self.entity()?;
-        let mut acc: u64 = 0;
-        for &b in bytes {
-            if acc >> 57 != 0 {
-                return err(ErrorKind::IntegerOverflow, start);
-            }
-            acc = (acc << 7) | (b & 0x7f) as u64;
-        }
-        if self.strict && bytes.len() > 1 && bytes[0] == 0 {
-            return err(ErrorKind::OverlongInteger, start);
-        }
-        Ok(acc)
+    fn u64_slow_here(&mut self, start: usize) -> Result<u64, Box<CodecError>> {
+        let v = u64_slow(self.buf, start, self.strict)?;
+        self.pos = entity_end(self.buf, start)?;
+        Ok(v)
     }
 
     /// A signed integer; `Err(IntegerOverflow)` past 64 bits.
     #[inline(always)]
     pub fn i64(&mut self) -> Result<i64, Box<CodecError>> {
+        self.i64_in::<false>()
+    }
+
+    /// [`Reader::i64`] for code that keeps the reader in registers (see [`Reader::u64_local`]).
+    #[inline(always)]
+    pub fn i64_local(&mut self) -> Result<i64, Box<CodecError>> {
+        self.i64_in::<true>()
+    }
+
+    #[inline(always)]
+    fn i64_in<const LOCAL: bool>(&mut self) -> Result<i64, Box<CodecError>> {
         let start = self.pos;
         if let Some(&b) = self.buf.get(start) {
             if b & 0x80 != 0 {
@@ -127,95 +173,73 @@ impl<'a> Reader<'a> {
                 return Ok(((v << shift) as i64) >> shift);
             }
         }
-        self.i64_slow(start)
+        if LOCAL {
+            let v = i64_slow(self.buf, start, self.strict)?;
+            self.pos = entity_end(self.buf, start)?;
+            Ok(v)
+        } else {
+            self.i64_slow_here(start)
+        }
     }
 
     #[cold]
-    fn i64_slow(&mut self, start: usize) -> Result<i64, Box<CodecError>> {
-        let bytes = self.entity()?;
-        let mut acc: i64 = if bytes[0] & 0x40 != 0 { -1 } else { 0 };
-        for &b in bytes {
-            let top = acc >> 56;
-            if top != 0 && top != -1 {
-                return err(ErrorKind::IntegerOverflow, start);
-            }
-            acc = (acc << 7) | (b & 0x7f) as i64;
-        }
-        if self.strict && redundant_sign(bytes) {
-            return err(ErrorKind::OverlongInteger, start);
-        }
-        Ok(acc)
+    fn i64_slow_here(&mut self, start: usize) -> Result<i64, Box<CodecError>> {
+        let v = i64_slow(self.buf, start, self.strict)?;
+        self.pos = entity_end(self.buf, start)?;
+        Ok(v)
     }
 
     /// A nullable unsigned integer (spec §10.6.1): 0 is NULL, other values are one more than
     /// the value. Wide enough for a nullable uInt64 at its maximum (2^64 on the wire).
     #[inline(always)]
     pub fn nullable_u64(&mut self) -> Result<Option<u64>, Box<CodecError>> {
-        let start = self.pos;
-        match self.u64() {
-            Ok(0) => Ok(None),
-            Ok(v) => Ok(Some(v - 1)),
-            Err(e) => self.nullable_u64_wide(start, e),
-        }
+        self.nullable_u64_in::<false>()
     }
 
-    /// Past 64 bits: only 2^64 itself (the nullable uInt64 maximum) is a value.
-    #[cold]
-    fn nullable_u64_wide(
-        &mut self,
-        start: usize,
-        e: Box<CodecError>,
-    ) -> Result<Option<u64>, Box<CodecError>> {
-        if e.kind != ErrorKind::IntegerOverflow {
-            return Err(e);
-        }
-        self.pos = start;
-        let bytes = self.entity()?;
-        let wide = bytes.iter().try_fold(0u128, |acc, &b| {
-            (acc >> 100 == 0).then_some((acc << 7) | (b & 0x7f) as u128)
-        });
-        if wide == Some(1u128 << 64) {
-            Ok(Some(u64::MAX))
-        } else {
-            err(ErrorKind::IntegerOverflow, start)
+    /// [`Reader::nullable_u64`] for code that keeps the reader in registers.
+    #[inline(always)]
+    pub fn nullable_u64_local(&mut self) -> Result<Option<u64>, Box<CodecError>> {
+        self.nullable_u64_in::<true>()
+    }
+
+    #[inline(always)]
+    fn nullable_u64_in<const LOCAL: bool>(&mut self) -> Result<Option<u64>, Box<CodecError>> {
+        let start = self.pos;
+        match self.u64_in::<LOCAL>() {
+            Ok(0) => Ok(None),
+            Ok(v) => Ok(Some(v - 1)),
+            Err(e) => {
+                let v = nullable_u64_wide(self.buf, start, e)?;
+                self.pos = entity_end(self.buf, start)?;
+                Ok(v)
+            }
         }
     }
 
     /// A nullable signed integer: 0 is NULL, positive values are one more than the value.
     #[inline(always)]
     pub fn nullable_i64(&mut self) -> Result<Option<i64>, Box<CodecError>> {
+        self.nullable_i64_in::<false>()
+    }
+
+    /// [`Reader::nullable_i64`] for code that keeps the reader in registers.
+    #[inline(always)]
+    pub fn nullable_i64_local(&mut self) -> Result<Option<i64>, Box<CodecError>> {
+        self.nullable_i64_in::<true>()
+    }
+
+    #[inline(always)]
+    fn nullable_i64_in<const LOCAL: bool>(&mut self) -> Result<Option<i64>, Box<CodecError>> {
         let start = self.pos;
-        match self.i64() {
+        match self.i64_in::<LOCAL>() {
             Ok(0) => Ok(None),
             Ok(v) if v > 0 => Ok(Some(v - 1)),
             Ok(v) => Ok(Some(v)),
-            Err(e) => self.nullable_i64_wide(start, e),
-        }
-    }
-
-    /// Past 64 bits: only 2^63 (the nullable int64 maximum) is a value.
-    #[cold]
-    fn nullable_i64_wide(
-        &mut self,
-        start: usize,
-        e: Box<CodecError>,
-    ) -> Result<Option<i64>, Box<CodecError>> {
-        if e.kind != ErrorKind::IntegerOverflow {
-            return Err(e);
-        }
-        self.pos = start;
-        let bytes = self.entity()?;
-        let mut acc: i128 = if bytes[0] & 0x40 != 0 { -1 } else { 0 };
-        for &b in bytes {
-            if acc.unsigned_abs() >> 100 != 0 {
-                return err(ErrorKind::IntegerOverflow, start);
+            Err(e) => {
+                let v = nullable_i64_wide(self.buf, start, e)?;
+                self.pos = entity_end(self.buf, start)?;
+                Ok(v)
             }
-            acc = (acc << 7) | (b & 0x7f) as i128;
-        }
-        if acc == i64::MAX as i128 + 1 {
-            Ok(Some(i64::MAX))
-        } else {
-            err(ErrorKind::IntegerOverflow, start)
         }
     }
 
@@ -303,12 +327,6 @@ impl<'a> Reader<'a> {
         self.pos += len as usize;
         Ok(s)
     }
-}
-
-/// Whether a signed entity's first byte only repeats the sign of the next (overlong, R6).
-fn redundant_sign(bytes: &[u8]) -> bool {
-    bytes.len() > 1
-        && ((bytes[0] == 0 && bytes[1] & 0x40 == 0) || (bytes[0] == 0x7f && bytes[1] & 0x40 != 0))
 }
 
 /// The 7-bit groups of the first `n` (1..=8) bytes of `w` (first byte in the low bits)

@@ -13,13 +13,13 @@ use crate::Decimal;
 pub fn int<T: Int>(r: &mut Reader) -> Res<T> {
     let at = r.pos;
     let bits = if T::SIGNED {
-        let v = r.i64()?;
+        let v = r.i64_local()?;
         if v < T::LO || v > T::HI as i64 {
             return fail(ErrorKind::IntegerOverflow, at);
         }
         v as u64
     } else {
-        let v = r.u64()?;
+        let v = r.u64_local()?;
         if v > T::HI {
             return fail(ErrorKind::IntegerOverflow, at);
         }
@@ -33,7 +33,7 @@ pub fn int<T: Int>(r: &mut Reader) -> Res<T> {
 pub fn nullable_int<T: Int>(r: &mut Reader) -> Res<Option<T>> {
     let at = r.pos;
     let bits = if T::SIGNED {
-        let Some(v) = r.nullable_i64()? else {
+        let Some(v) = r.nullable_i64_local()? else {
             return Ok(None);
         };
         if v < T::LO || v > T::HI as i64 {
@@ -41,7 +41,7 @@ pub fn nullable_int<T: Int>(r: &mut Reader) -> Res<Option<T>> {
         }
         v as u64
     } else {
-        let Some(v) = r.nullable_u64()? else {
+        let Some(v) = r.nullable_u64_local()? else {
             return Ok(None);
         };
         if v > T::HI {
@@ -59,9 +59,9 @@ pub fn nullable_int<T: Int>(r: &mut Reader) -> Res<Option<T>> {
 pub fn nullable_int_to<T: Int>(r: &mut Reader, out: &mut Option<T>) -> Res<()> {
     let at = r.pos;
     let bits = if T::SIGNED {
-        let v = match r.i64() {
+        let v = match r.i64_local() {
             Ok(v) => v,
-            Err(_) => return nullable_int_wide(r, at, out),
+            Err(_) => return r.cold(|r| nullable_int_wide(r, at, out)),
         };
         if v == 0 {
             *out = None;
@@ -74,9 +74,9 @@ pub fn nullable_int_to<T: Int>(r: &mut Reader, out: &mut Option<T>) -> Res<()> {
         }
         v as u64
     } else {
-        let v = match r.u64() {
+        let v = match r.u64_local() {
             Ok(v) => v,
-            Err(_) => return nullable_int_wide(r, at, out),
+            Err(_) => return r.cold(|r| nullable_int_wide(r, at, out)),
         };
         if v == 0 {
             *out = None;
@@ -226,7 +226,7 @@ fn previous_or_read<T: Int, const INCR: bool>(
     init: Option<T>,
 ) -> Res<T> {
     if needs_entry(present, g, e) {
-        return unassigned(r, g, e, init);
+        return unassigned(r.pos, g, e, init);
     }
     let previous = if INCR { step::<T>(e.value) } else { e.value };
     let bits = match one_byte::<T, false>(r, present, previous) {
@@ -271,14 +271,14 @@ pub fn step<T: Int>(bits: u64) -> u64 {
 /// A mandatory copy or increment whose entry is not assigned: the initial value, or D5 / D6.
 #[cold]
 #[inline(never)]
-fn unassigned<T: Int>(r: &Reader, g: Generation, e: &mut Slot<u64>, init: Option<T>) -> Res<T> {
+fn unassigned<T: Int>(at: usize, g: Generation, e: &mut Slot<u64>, init: Option<T>) -> Res<T> {
     match (e.state(g), init) {
         (Entry::Undefined, Some(v)) => {
             e.set(g, v.to_bits());
             Ok(v)
         }
-        (Entry::Undefined, None) => fail(ErrorKind::MissingValue, r.pos),
-        _ => fail(ErrorKind::EmptyPrevious, r.pos),
+        (Entry::Undefined, None) => fail(ErrorKind::MissingValue, at),
+        _ => fail(ErrorKind::EmptyPrevious, at),
     }
 }
 
@@ -312,19 +312,19 @@ pub fn check_exponent(e: i64, at: usize) -> Res<i32> {
 #[inline(always)]
 pub fn decimal(r: &mut Reader) -> Res<Decimal> {
     let at = r.pos;
-    let e = check_exponent(r.i64()?, at)?;
-    Ok(Decimal::new(e, r.i64()?))
+    let e = check_exponent(r.i64_local()?, at)?;
+    Ok(Decimal::new(e, r.i64_local()?))
 }
 
 /// A nullable decimal: a NULL exponent and no mantissa is absent.
 #[inline(always)]
 pub fn nullable_decimal(r: &mut Reader) -> Res<Option<Decimal>> {
     let at = r.pos;
-    let Some(e) = r.nullable_i64()? else {
+    let Some(e) = r.nullable_i64_local()? else {
         return Ok(None);
     };
     let e = check_exponent(e, at)?;
-    Ok(Some(Decimal::new(e, r.i64()?)))
+    Ok(Some(Decimal::new(e, r.i64_local()?)))
 }
 
 /// A nullable decimal into `out`.

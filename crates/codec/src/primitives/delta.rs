@@ -12,10 +12,12 @@ use crate::Decimal;
 #[inline(always)]
 pub fn delta<T: Int>(r: &mut Reader, g: Generation, e: &mut Slot<u64>, init: Option<T>) -> Res<T> {
     let at = r.pos;
-    match r.i64() {
+    match r.i64_local() {
         Ok(d) => apply_delta(at, d, g, e, init),
         // Always `Some` when not nullable.
-        Err(err) => Ok(wide_delta(r, at, false, err, g, e, init)?.unwrap_or_default()),
+        Err(err) => Ok(r
+            .cold(|r| wide_delta(r, at, false, err, g, e, init))?
+            .unwrap_or_default()),
     }
 }
 
@@ -29,12 +31,12 @@ pub fn delta_opt<T: Int>(
     out: &mut Option<T>,
 ) -> Res<()> {
     let at = r.pos;
-    let d = match r.i64() {
+    let d = match r.i64_local() {
         Ok(0) => None,
         // Non-negative values are one more than the value.
         Ok(d) => Some(d - (d > 0) as i64),
         Err(err) => {
-            *out = wide_delta(r, at, true, err, g, e, init)?;
+            *out = r.cold(|r| wide_delta(r, at, true, err, g, e, init))?;
             return Ok(());
         }
     };
@@ -134,10 +136,12 @@ pub fn decimal_delta(
     init: Option<Decimal>,
 ) -> Res<Decimal> {
     let at = r.pos;
-    match r.i64().and_then(|de| Ok((de, r.i64()?))) {
+    match r.i64_local().and_then(|de| Ok((de, r.i64_local()?))) {
         Ok((de, dm)) => apply_decimal_delta(at, de, dm, g, e, init),
         // Always `Some` when not nullable.
-        Err(err) => Ok(wide_decimal_delta(r, at, false, err, g, e, init)?.unwrap_or_default()),
+        Err(err) => Ok(r
+            .cold(|r| wide_decimal_delta(r, at, false, err, g, e, init))?
+            .unwrap_or_default()),
     }
 }
 
@@ -152,12 +156,12 @@ pub fn decimal_delta_opt(
 ) -> Res<()> {
     let at = r.pos;
     match r
-        .nullable_i64()
-        .and_then(|de| Ok((de, de.map(|_| r.i64()).transpose()?)))
+        .nullable_i64_local()
+        .and_then(|de| Ok((de, de.map(|_| r.i64_local()).transpose()?)))
     {
         Ok((Some(de), Some(dm))) => *out = Some(apply_decimal_delta(at, de, dm, g, e, init)?),
         Ok(_) => *out = None,
-        Err(err) => *out = wide_decimal_delta(r, at, true, err, g, e, init)?,
+        Err(err) => *out = r.cold(|r| wide_decimal_delta(r, at, true, err, g, e, init))?,
     }
     Ok(())
 }

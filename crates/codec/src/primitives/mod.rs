@@ -228,17 +228,17 @@ fn at<T>(
 
 /// A stop-bit unsigned integer at `*pos`; advances `pos`.
 pub fn u64(buf: &[u8], pos: &mut usize) -> Result<u64, CodecError> {
-    at(buf, pos, |r| r.u64())
+    at(buf, pos, |r| r.u64_local())
 }
 
 /// A stop-bit signed integer.
 pub fn i64(buf: &[u8], pos: &mut usize) -> Result<i64, CodecError> {
-    at(buf, pos, |r| r.i64())
+    at(buf, pos, |r| r.i64_local())
 }
 
 /// A nullable unsigned integer.
 pub fn nullable_u64(buf: &[u8], pos: &mut usize) -> Result<Option<u64>, CodecError> {
-    at(buf, pos, |r| r.nullable_u64())
+    at(buf, pos, |r| r.nullable_u64_local())
 }
 
 /// A presence map, then the number of set bits among its first `take` bits, walked bit by

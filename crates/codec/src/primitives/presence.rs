@@ -48,7 +48,7 @@ impl Reader<'_> {
                 return Ok(());
             }
         }
-        self.presence_slow(start, out)
+        self.cold(|r| r.presence_slow(start, out))
     }
 
     #[cold]

@@ -33,7 +33,7 @@ pub fn ascii<'a>(r: &mut Reader<'a>) -> Res<Ascii<'a>> {
     let at = r.pos;
     let s = match short_ascii(r) {
         Some(s) => s,
-        None => ascii_slow(r, false)?.unwrap_or_default(),
+        None => r.cold(|r| ascii_slow(r, false))?.unwrap_or_default(),
     };
     check_len(s.len(), r, at)?;
     Ok(s)
@@ -45,7 +45,7 @@ pub fn nullable_ascii<'a>(r: &mut Reader<'a>) -> Res<Option<Ascii<'a>>> {
     let at = r.pos;
     let s = match short_ascii(r) {
         Some(s) => Some(s),
-        None => ascii_slow(r, true)?,
+        None => r.cold(|r| ascii_slow(r, true))?,
     };
     if let Some(s) = s {
         check_len(s.len(), r, at)?;
@@ -59,7 +59,7 @@ pub fn nullable_ascii_to<'a>(r: &mut Reader<'a>, out: &mut Option<Ascii<'a>>) ->
     let at = r.pos;
     match short_ascii(r) {
         Some(s) => *out = Some(s),
-        None => *out = ascii_slow(r, true)?,
+        None => *out = r.cold(|r| ascii_slow(r, true))?,
     }
     if let Some(s) = out {
         check_len(s.len(), r, at)?;
@@ -121,14 +121,14 @@ fn ascii_slow<'a>(r: &mut Reader<'a>, nullable: bool) -> Res<Option<Ascii<'a>>> 
 /// A mandatory byte vector (a length, then the bytes), borrowed from the input.
 #[inline(always)]
 pub fn bytes<'a>(r: &mut Reader<'a>) -> Res<&'a [u8]> {
-    let len = r.u64()?;
+    let len = r.u64_local()?;
     r.bytes(len)
 }
 
 /// A nullable byte vector.
 #[inline(always)]
 pub fn nullable_bytes<'a>(r: &mut Reader<'a>) -> Res<Option<&'a [u8]>> {
-    match r.nullable_u64()? {
+    match r.nullable_u64_local()? {
         Some(len) => r.bytes(len).map(Some),
         None => Ok(None),
     }
@@ -187,7 +187,7 @@ pub fn string_into(
     if ascii_form {
         let s = match short_ascii(r) {
             Some(s) => Some(s),
-            None => ascii_slow(r, nullable)?,
+            None => r.cold(|r| ascii_slow(r, nullable))?,
         };
         return Ok(match s {
             Some(s) => {
@@ -198,9 +198,9 @@ pub fn string_into(
         });
     }
     let len = if nullable {
-        r.nullable_u64()?
+        r.nullable_u64_local()?
     } else {
-        Some(r.u64()?)
+        Some(r.u64_local()?)
     };
     let Some(len) = len else { return Ok(false) };
     out.extend_from_slice(r.bytes(len)?);
@@ -314,9 +314,9 @@ pub fn string_delta<'e>(
 ) -> Res<Option<&'e [u8]>> {
     let at = r.pos;
     let sub = if optional {
-        r.nullable_i64()
+        r.nullable_i64_local()
     } else {
-        r.i64().map(Some)
+        r.i64_local().map(Some)
     };
     let Some(sub) = sub.map_err(|e| subtraction_overflow(e, at))? else {
         return Ok(None);

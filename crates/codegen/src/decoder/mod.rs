@@ -166,7 +166,7 @@ fn emit_tid(o: &mut Out) {
         "fn tid(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, at: usize) -> fp::Res<u32> {",
     );
     o.open("if pm.bit(0, r.buf) {");
-    o.line("let Ok(v) = u32::try_from(r.u64()?) else {");
+    o.line("let Ok(v) = u32::try_from(r.u64_local()?) else {");
     o.line("    return fp::fail(fp::ErrorKind::IntegerOverflow, at);");
     o.line("};");
     o.line("self.last_tid = Some(v);");

@@ -577,7 +577,7 @@ impl Decoder {
     #[inline(always)]
     fn tid(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, at: usize) -> fp::Res<u32> {
         if pm.bit(0, r.buf) {
-            let Ok(v) = u32::try_from(r.u64()?) else {
+            let Ok(v) = u32::try_from(r.u64_local()?) else {
                 return fp::fail(fp::ErrorKind::IntegerOverflow, at);
             };
             self.last_tid = Some(v);
