@@ -1,5 +1,5 @@
 //! The subscriber: receives every record type of a feed (all securities or some), counts
-//! them, hands each to the caller, and echoes it back unless told not to. It ends when the
+//! them, echoes each back unless told not to, then hands it to the caller. It ends when the
 //! publisher's Done token has arrived and every record up to it was seen, or when idle.
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -236,16 +236,19 @@ impl<B: Bus> RecordSubscriber<B> {
             let mut echoed = 0;
             let mut send_err = None;
             let n = self.subs.drain(|r, d| {
-                on_record(&r);
                 let from = d.header.publisher;
-                if !publishers.contains(&from) {
-                    publishers.push(from);
-                }
+                // The echo says the record arrived: it goes before the application's own
+                // handling, which the round trip is not meant to time (a dump's hand-off to
+                // its writer thread cost several us one way on namespace hosts).
                 if let Some(tx) = echo_tx.as_ref().filter(|_| echo_to.contains(&from)) {
                     match tx.send(Echo::answer(&d.header, d.type_tag, id)) {
                         Ok(_) => echoed += 1,
                         Err(e) => send_err = Some(e),
                     }
+                }
+                on_record(&r);
+                if !publishers.contains(&from) {
+                    publishers.push(from);
                 }
             })?;
             report.echoed += echoed;

@@ -133,9 +133,9 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         out.flush()?;
     }
     sub.stop_on(&signals::STOP);
-    // Written by a thread of its own as they come: formatting in the receive loop would make
-    // this subscriber the slow one it is meant to observe, and keeping them all to write at
-    // the end would hold every record in memory.
+    // Written by a thread of its own, a batch at a time: formatting in the receive loop would
+    // make this subscriber the slow one it is meant to observe, and keeping them all to write
+    // at the end would hold every record in memory.
     let dump = match &a.dump {
         Some(p) => Some(dump_writer(
             std::fs::File::create(p).with_context(|| format!("--dump {}", p.display()))?,
@@ -146,13 +146,20 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
     let mut out = stdout.lock();
     let mut io_err = None;
     let mut stall = (a.stall_ms > 0).then(|| Duration::from_millis(a.stall_ms));
+    let mut pending: Vec<Record> = Vec::with_capacity(DUMP_BATCH);
     let report = sub.run(Duration::from_secs(a.idle_timeout), |r| {
         if let Some(pause) = stall.take() {
             std::thread::sleep(pause);
         }
         if let Some((tx, _)) = &dump {
-            // A send fails only once the writer stopped on an error, which join reports.
-            let _ = tx.send(*r);
+            pending.push(*r);
+            if pending.len() >= DUMP_BATCH {
+                // A send fails only once the writer stopped on an error, which join reports.
+                let _ = tx.send(std::mem::replace(
+                    &mut pending,
+                    Vec::with_capacity(DUMP_BATCH),
+                ));
+            }
         }
         if a.print {
             if let Err(e) = writeln!(out, "{}", r.to_json()) {
@@ -161,6 +168,7 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         }
     })?;
     if let (Some((tx, writer)), Some(p)) = (dump, &a.dump) {
+        let _ = tx.send(pending);
         drop(tx);
         let written = writer.join().expect("the dump writer does not panic");
         written.with_context(|| format!("writing {}", p.display()))?;
@@ -228,18 +236,25 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
 }
 
 type DumpWriter = (
-    std::sync::mpsc::Sender<Record>,
+    std::sync::mpsc::Sender<Vec<Record>>,
     std::thread::JoinHandle<std::io::Result<()>>,
 );
 
-/// A thread writing the records sent to it, one a line, until the sender is dropped.
+/// Records handed to the dump writer at a time: a send per record woke its thread per record,
+/// a wake-up the receive loop paid for.
+const DUMP_BATCH: usize = 256;
+
+/// A thread writing the batches of records sent to it, one a line, until the sender is
+/// dropped.
 fn dump_writer(file: std::fs::File) -> DumpWriter {
-    let (tx, rx) = std::sync::mpsc::channel::<Record>();
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<Record>>();
     let writer = std::thread::spawn(move || {
         crate::signals::lower_this_threads_priority();
         let mut out = BufWriter::with_capacity(1 << 20, file);
-        for r in rx {
-            writeln!(out, "{}", r.to_json())?;
+        for batch in rx {
+            for r in batch {
+                writeln!(out, "{}", r.to_json())?;
+            }
         }
         out.flush()
     });
