@@ -6,7 +6,9 @@
 # FF: the fastfeed binary (default target/release/fastfeed). ZPING: the zping example
 # (`cargo build --release -p fastfeed-bus-zenoh --example zping`). ROUNDS (default 3).
 # SECTIONS: packets (six records a packet), one (one record a packet), hosts
-# (scripts/hosts.sh --loopback); default all.
+# (scripts/hosts.sh --loopback), ns (scripts/hosts.sh across network-namespace hosts, one
+# record a packet, subscribers sleeping and spinning; needs root and `ip netns`); default all
+# but ns.
 # Usage: bench/zenoh/latency.sh > latency.txt
 set -u
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -22,8 +24,10 @@ demo() { # the demo's one-way line, the round trip's percentiles and the subscri
 }
 for r in $(seq "${ROUNDS:-3}"); do
   echo "-- round $r $(date -u +%T)"
-  echo "zping low-latency, every 20 us: $(ZPING_LOWLATENCY=1 timeout 40 "$Z" 20000 20 2>&1 | tail -1)"
-  echo "zping low-latency, every 100 us: $(ZPING_LOWLATENCY=1 timeout 40 "$Z" 10000 100 2>&1 | tail -1)"
+  if has packets || has one; then
+    echo "zping low-latency, every 20 us: $(ZPING_LOWLATENCY=1 timeout 40 "$Z" 20000 20 2>&1 | tail -1)"
+    echo "zping low-latency, every 100 us: $(ZPING_LOWLATENCY=1 timeout 40 "$Z" 10000 100 2>&1 | tail -1)"
+  fi
   if has packets; then
     demo -n 60000 -p 100 -s 200 --express
     demo -n 60000 -p 100 -s 200 --zenoh-config "$LL"
@@ -40,6 +44,16 @@ if has hosts; then
     # shellcheck disable=SC2086 # $cfg is two words or none
     FASTFEED_BIN=$FF timeout 100 "$root/scripts/hosts.sh" --loopback -n 20000 -p 100 -s 200 --no-shm $cfg 2>&1 \
       | grep -iE 'one.way|received|==' | head -6
+  done
+fi
+if has ns; then
+  echo "-- scripts/hosts.sh across namespace hosts $(date -u +%T)"
+  for r in $(seq "${ROUNDS:-3}"); do
+    for spin in "" --spin; do
+      # shellcheck disable=SC2086 # $spin is one word or none
+      echo "round $r ${spin:-sleeping}: $(FASTFEED_BIN=$FF timeout 100 "$root/scripts/hosts.sh" --one -n 20000 -p 40 -s 100 \
+        --no-shm --zenoh-config "$LL" $spin 2>&1 | grep -iE 'one.way|hosts.sh:' | tr '\n' ' ')"
+    done
   done
 fi
 echo "== done $(date -u +%T)"
