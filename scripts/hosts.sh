@@ -7,7 +7,8 @@
 # The simulator multicasts generated FAST packets to the publisher host, which decodes them
 # and publishes records over Zenoh to the two subscriber hosts; each echoes every record back
 # for the round trip. Prints the publisher's latency table across hosts, then the same run
-# on shared memory on one host, and each subscriber's count. Exits non-zero unless both
+# on shared memory on one host, and each subscriber's count and one-way time (the hosts share
+# this machine's clock, so each subscriber times the way from the publisher to itself). Exits non-zero unless both
 # subscriber hosts (host a alone with --cut) received every record.
 #
 # Needs root and `ip netns` (or --loopback, below). Namespaces and links get names unique to
@@ -252,7 +253,12 @@ sed -n '/^times in microseconds/,$p' "$work/pub.out"
   'BEGIN { printf "throughput: %d records in %.1f ms: %.0f records/s from the publisher host to every subscriber host\n", n, ms, n / (ms / 1e3) }'
 [ "$throughput" = 1 ] || echo "simulator sent for $(awk "BEGIN { printf \"%.2f\", $sim_end - $sim_start }") s"
 [ ! -f "$work/cut.log" ] || cat "$work/cut.log"
-for s in "${subs[@]}"; do echo "subscriber host $s: $(tail -n 1 "$work/sub_$s.out")"; done
+for s in "${subs[@]}"; do
+  # The hosts are namespaces of one machine: one clock, so each times the way to itself.
+  oneway="$(grep -m1 '^one way from the publisher' "$work/sub_$s.out" || true)"
+  [ -z "$oneway" ] || echo "subscriber host $s: $oneway"
+  echo "subscriber host $s: $(tail -n 1 "$work/sub_$s.out")"
+done
 
 if [ "$shm" = 1 ]; then
   echo "== one host, shared memory (fastfeed demo --bus shm)"

@@ -139,6 +139,24 @@ pub fn now_ns() -> u64 {
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
 }
 
+/// Which clock [`now_ns`] reads: a 64-bit hash of the kernel's boot id, the same for every
+/// process of one boot of one machine (its network namespaces included) and different on
+/// another machine, so a subscriber can tell whether a publisher's `sent_ns` is on its own
+/// clock ([`Control::CLOCK`]). 0 where the kernel does not say (never equal to another's).
+pub fn clock_id() -> u64 {
+    static ID: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *ID.get_or_init(|| {
+        let Ok(boot) = std::fs::read_to_string("/proc/sys/kernel/random/boot_id") else {
+            return 0;
+        };
+        // FNV-1a, 64 bits.
+        let h = boot.trim().bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+        });
+        h.max(1)
+    })
+}
+
 /// A fresh, non-zero publisher id for a bus instance: the process id, the time and a process
 /// counter mixed, so two publishers on one feed (on one host or several) differ but for a
 /// 1 in 2^32 chance.

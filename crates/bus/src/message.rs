@@ -146,7 +146,7 @@ pub struct Control {
     pub group: u32,
     /// For `DONE`: the last `seq` published for `type_tag`. For `BYE`: the echoes sent. For
     /// `PUBLISHER*`: when the publisher started ([`now_ns`](crate::now_ns)), so two publishers
-    /// agree on which came first.
+    /// agree on which came first. For `CLOCK`: the publisher's [`clock_id`](crate::clock_id).
     pub count: u64,
 }
 
@@ -169,6 +169,11 @@ impl Control {
     pub const PUBLISHER: u32 = 4;
     /// As [`Control::PUBLISHER`], for a publisher that wants every record echoed.
     pub const PUBLISHER_ECHO: u32 = 5;
+    /// Sent with each announcement: `count` is the publisher's [`clock_id`](crate::clock_id).
+    /// A subscriber with the same clock id (the same machine: one host, or network namespaces
+    /// of one machine) reads the envelopes' `sent_ns` on its own clock, and times each
+    /// record's way from the publisher to itself.
+    pub const CLOCK: u32 = 6;
 
     /// A control message of `kind`.
     pub fn new(kind: u32, sender: u32, type_tag: u32, count: u64) -> Control {

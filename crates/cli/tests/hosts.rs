@@ -167,6 +167,16 @@ fn two_subscriber_hosts_receive_every_record() {
     assert!(stdout.contains("round trip /record"), "{stdout}");
     assert!(stdout.contains("one-way latency"), "{stdout}");
     assert!(stdout.contains("shared memory"), "{stdout}");
+    // Namespaces of one machine share its clock: each subscriber host timed the way to it,
+    // from the clock id its publisher sent across Zenoh.
+    for host in ["a", "b"] {
+        let line = format!("subscriber host {host}: one way from the publisher");
+        assert!(stdout.contains(&line), "{stdout}");
+        let s = common::read_json(&dir.join(format!("sub_{host}.json")));
+        // Records drained before the subscriber read the clock message go untimed.
+        let timed = s["one_way_ns"]["count"].as_u64().unwrap_or(0);
+        assert!(timed > 0 && timed <= common::num(&s, "received"), "{s}");
+    }
 
     let want = expected(&dir, "simple10000.dat");
     assert!(want.len() >= 10_000);

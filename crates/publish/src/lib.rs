@@ -14,7 +14,7 @@ pub use ports::{Delivery, RecordPublishers, RecordSubscribers};
 pub use publisher::{
     DecodingPublisher, PublisherCounters, PublisherOptions, Rejection, MAX_ERRORS_KEPT,
 };
-pub use subscriber::{RecordSubscriber, SubscriberReport, TypeReport};
+pub use subscriber::{OneWay, RecordSubscriber, SubscriberReport, TypeReport};
 
 /// How often a publisher announces itself and a subscriber says hello, when nothing else
 /// prompts them: each side learns within this time who is on the feed, and who left.

@@ -203,7 +203,8 @@ impl<B: Bus> DecodingPublisher<B> {
         Ok(p)
     }
 
-    /// Tells the feed this publisher is on it, and whether it wants echoes.
+    /// Tells the feed this publisher is on it, whether it wants echoes, and which clock its
+    /// `sent_ns` are on.
     fn announce(&mut self) -> Result<(), BusError> {
         let kind = if self.opts.echo {
             Control::PUBLISHER_ECHO
@@ -214,6 +215,11 @@ impl<B: Bus> DecodingPublisher<B> {
         let g = self.opts.group;
         self.control_tx
             .send(Control::new(kind, self.id, g.size, self.started_ns).in_group(g.id))?;
+        let clock = fastfeed_bus::clock_id();
+        if clock != 0 {
+            self.control_tx
+                .send(Control::new(Control::CLOCK, self.id, 0, clock).in_group(g.id))?;
+        }
         self.control_send_max = self.control_send_max.max(t.elapsed());
         self.last_announce = Some(Instant::now());
         Ok(())

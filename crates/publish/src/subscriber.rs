@@ -5,8 +5,11 @@
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use fastfeed_bus::{Bus, BusError, Control, Echo, Receiver, Securities, Sender, SubscriberQos};
+use fastfeed_bus::{
+    now_ns, Bus, BusError, Control, Echo, Receiver, Securities, Sender, SubscriberQos,
+};
 use fastfeed_records::Record;
+use fastfeed_stats::Stage;
 
 use crate::{RecordSubscribers, HEARTBEAT};
 
@@ -16,6 +19,32 @@ pub const WAITING_NOTICE: Duration = Duration::from_secs(1);
 /// After the Done, how long without a record before the records it announced and never
 /// seen are counted missed.
 pub const TAIL_WAIT: Duration = Duration::from_secs(2);
+
+/// Each record's way from its publisher to this subscriber's application thread (its
+/// `sent_ns` to when the subscriber took it), in nanoseconds: timed only for publishers on
+/// this subscriber's clock ([`Control::CLOCK`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OneWay {
+    pub count: u64,
+    pub p50_ns: u64,
+    pub p90_ns: u64,
+    pub p99_ns: u64,
+    pub p999_ns: u64,
+    pub max_ns: u64,
+}
+
+impl OneWay {
+    fn of(s: &Stage) -> Option<OneWay> {
+        (s.count() > 0).then(|| OneWay {
+            count: s.count(),
+            p50_ns: s.percentile_ns(50.0),
+            p90_ns: s.percentile_ns(90.0),
+            p99_ns: s.percentile_ns(99.0),
+            p999_ns: s.percentile_ns(99.9),
+            max_ns: s.max_ns(),
+        })
+    }
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct SubscriberReport {
@@ -42,6 +71,9 @@ pub struct SubscriberReport {
     pub mixed: bool,
     /// Stopped by the caller's flag (Ctrl-C) before the end: a partial report.
     pub interrupted: bool,
+    /// The records' way from a publisher on this subscriber's clock; `None` where no such
+    /// publisher was heard (another host's clock: only the publisher's round trip tells).
+    pub one_way: Option<OneWay>,
 }
 
 /// One record type's part of a [`SubscriberReport`].
@@ -191,6 +223,10 @@ impl<B: Bus> RecordSubscriber<B> {
         let mut told_waiting = false;
         // Publishers that asked for echoes: a publisher run with --no-echo gets none.
         let mut echo_to: Vec<u32> = Vec::new();
+        // Publishers whose clock is ours, and the records' way from them.
+        let mut same_clock: Vec<u32> = Vec::new();
+        let mut one_way = Stage::new("one way /record");
+        let clock = fastfeed_bus::clock_id();
         loop {
             if self
                 .stop
@@ -218,6 +254,13 @@ impl<B: Bus> RecordSubscriber<B> {
                 if c.kind == Control::PUBLISHER_ECHO && !echo_to.contains(&c.sender) {
                     echo_to.push(c.sender);
                 }
+                if c.kind == Control::CLOCK
+                    && clock != 0
+                    && c.count == clock
+                    && !same_clock.contains(&c.sender)
+                {
+                    same_clock.push(c.sender);
+                }
                 if c.kind == Control::DONE {
                     // The per-type DONEs come first, each on its own; the closing one (type
                     // 0) says they all came. Finishing before it could miss a type's count.
@@ -237,6 +280,9 @@ impl<B: Bus> RecordSubscriber<B> {
             let mut send_err = None;
             let n = self.subs.drain(|r, d| {
                 let from = d.header.publisher;
+                if same_clock.contains(&from) {
+                    one_way.record(now_ns().saturating_sub(d.header.sent_ns));
+                }
                 // The echo says the record arrived: it goes before the application's own
                 // handling, which the round trip is not meant to time (a dump's hand-off to
                 // its writer thread cost several us one way on namespace hosts).
@@ -309,6 +355,7 @@ impl<B: Bus> RecordSubscriber<B> {
             self.control_tx
                 .send(Control::new(Control::BYE, self.id, 0, report.echoed))?;
         }
+        report.one_way = OneWay::of(&one_way);
         report.mixed = groups.mixed(&report.publishers);
         let (received, filtered, missed) = self.subs.totals();
         report.received = received;

@@ -76,6 +76,10 @@ fn every_record_arrives_and_is_echoed() {
         assert_eq!(got.len() as u64, records);
         assert_eq!((p.counters.echoes, p.counters.echoes_other), (records, 0));
         assert_eq!(p.round_trip.count(), records);
+        // One process, one clock: the subscriber timed every record's way from the publisher.
+        let w = report.one_way.expect("a publisher on this host's clock");
+        assert_eq!(w.count, records, "{kind:?}");
+        assert!(0 < w.p50_ns && w.p50_ns <= w.p99_ns && w.p99_ns <= w.max_ns);
         for t in &report.per_type {
             let published = p
                 .published()
@@ -180,4 +184,47 @@ fn a_second_publisher_learns_it_is_second() {
         second.wait_alone(Duration::from_millis(500)).unwrap(),
         Some(bus.id())
     );
+}
+
+/// A publisher whose clock is another host's (its `CLOCK` says so): the subscriber receives
+/// its records but does not time their way, which `sent_ns` on another clock cannot tell.
+#[test]
+fn records_on_another_hosts_clock_are_not_timed() {
+    use fastfeed_bus::{clock_id, now_ns, Control, Publisher, PublisherQos, Receiver, Sender};
+    use fastfeed_records::Quote;
+    let bus = LocalBus::new("clock").unwrap();
+    let sub = subscribe(bus.join(), Securities::All);
+    let control = bus.control_sender().unwrap();
+    let heard = bus.control_receiver().unwrap();
+    let hello = heard
+        .recv_timeout(Duration::from_secs(20))
+        .unwrap()
+        .expect("the subscriber's hello");
+    assert_eq!(hello.kind, Control::HELLO);
+    assert_ne!(clock_id(), 0, "Linux gives its boot id");
+    let id = bus.id();
+    control
+        .send(Control::new(Control::PUBLISHER, id, 0, now_ns()))
+        .unwrap();
+    control
+        .send(Control::new(Control::CLOCK, id, 0, clock_id() ^ 1))
+        .unwrap();
+    let mut quotes = bus.publisher::<Quote>(&PublisherQos::default()).unwrap();
+    for security_id in 1..=100 {
+        quotes
+            .publish(&Quote {
+                security_id,
+                ..Quote::default()
+            })
+            .unwrap();
+    }
+    let tag = <Quote as fastfeed_bus::Record>::type_tag();
+    control
+        .send(Control::new(Control::DONE, id, tag, 100))
+        .unwrap();
+    control.send(Control::new(Control::DONE, id, 0, 0)).unwrap();
+    let (report, got) = sub.join().unwrap();
+    assert_eq!((report.received, got.len()), (100, 100), "{report:?}");
+    assert!(report.done_seen, "{report:?}");
+    assert_eq!(report.one_way, None);
 }

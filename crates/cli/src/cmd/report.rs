@@ -130,6 +130,14 @@ pub fn subscriber(r: &SubscriberReport) -> Value {
         "publishers": r.publishers,
         "mixed": r.mixed,
         "interrupted": r.interrupted,
+        "one_way_ns": r.one_way.map(|w| json!({
+            "count": w.count,
+            "p50": w.p50_ns,
+            "p90": w.p90_ns,
+            "p99": w.p99_ns,
+            "p99_9": w.p999_ns,
+            "max": w.max_ns,
+        })),
         "per_type": per_type,
     })
 }

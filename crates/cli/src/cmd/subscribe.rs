@@ -185,6 +185,20 @@ fn run_on<B: Bus>(bus: &B, a: &SubscribeArgs) -> Result<ExitCode> {
         .filter(|t| t.received > 0)
         .map(|t| format!("{} {}", t.type_name, t.received))
         .collect();
+    if let Some(w) = &report.one_way {
+        let us = |ns: u64| ns as f64 / 1e3;
+        writeln!(
+            out,
+            "one way from the publisher (on this host's clock), {} records: p50 {:.1} us, p90 {:.1}, \
+             p99 {:.1}, p99.9 {:.1}, max {:.1}",
+            w.count,
+            us(w.p50_ns),
+            us(w.p90_ns),
+            us(w.p99_ns),
+            us(w.p999_ns),
+            us(w.max_ns)
+        )?;
+    }
     writeln!(
         out,
         "subscriber: received {} records ({}{}), filtered out {}, missed {}{}, echoed {}, Done {}",
