@@ -286,6 +286,38 @@ fn template_names_are_qualified_by_template_ns() {
     assert_eq!(e.code, SpecCode::S1);
 }
 
+// 7. The specification's own example (§4) declares FAST 1.0's template namespace.
+
+#[test]
+fn the_fast_1_0_namespace_of_the_specs_example_is_read() {
+    // The example as printed, with straight quotes and an id to decode it by.
+    let xml = r#"<templates xmlns="http://www.fixprotocol.org/ns/template-definition"
+            templateNs="http://www.fixprotocol.org/ns/templates/sample"
+            ns="http://www.fixprotocol.org/ns/fix">
+          <template name="MDRefreshSample" id="1">
+            <typeRef name="MarketDataIncrementalRefresh"/>
+            <string name="BeginString" id="8"> <constant value="FIX4.4"/> </string>
+            <string name="MessageType" id="35"> <constant value="X"/> </string>
+            <string name="SenderCompID" id="49"> <copy/> </string>
+            <uInt32 name="MsgSeqNum" id="34"> <increment/> </uInt32>
+            <sequence name="MDEntries">
+              <length name="NoMDEntries" id="268"/>
+              <uInt32 name="MDUpdateAction" id="279"> <copy/> </uInt32>
+              <decimal name="MDEntryPx" id="270"> <delta/> </decimal>
+            </sequence>
+          </template>
+          <x:note xmlns:x="urn:example:other"/>
+        </templates>"#;
+    let ts = parse_templates(xml).unwrap_or_else(|e| panic!("{e}"));
+    let t = ts.by_name("MDRefreshSample").expect("the example's template");
+    assert_eq!((t.id, t.body.instrs.len()), (1, 5));
+    // Template id 1, SenderCompID "A", MsgSeqNum 7, one entry: action 0, price 12 * 10^-1.
+    let got = decode(&ts, &hex("F0 81 C1 87 81 C0 80 FF 8C"));
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0].fields[2], Some(Value::Ascii("A".into())));
+    assert_eq!(got[0].fields[3], u(7));
+}
+
 // Minor points.
 
 #[test]

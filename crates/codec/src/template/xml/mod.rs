@@ -14,6 +14,14 @@ mod fields;
 use fields::parse_bool;
 
 const FAST_NS: &str = "http://www.fixprotocol.org/ns/fast/td/1.1";
+/// FAST 1.0's template namespace, which the 1.1 specification's own example in §4 still uses
+/// (and so do template files written from it): the same elements, read as FAST's.
+const FAST_NS_1_0: &str = "http://www.fixprotocol.org/ns/template-definition";
+
+/// Whether elements in namespace `ns` are FAST template elements (no namespace counts).
+fn is_fast_ns(ns: Option<&str>) -> bool {
+    matches!(ns, None | Some("") | Some(FAST_NS) | Some(FAST_NS_1_0))
+}
 /// Hostile-input guards: template files of real exchanges are well under these.
 const MAX_XML_BYTES: usize = 16 << 20;
 const MAX_INSTRUCTIONS: usize = 200_000;
@@ -200,7 +208,7 @@ impl<'a, 'input> Compiler<'a, 'input> {
         let templates: Vec<Node> = match root.tag_name().name() {
             "templates" => {
                 for n in root.children().filter(|c| c.is_element()) {
-                    if let Some(ns) = n.tag_name().namespace().filter(|ns| *ns != FAST_NS) {
+                    if let Some(ns) = n.tag_name().namespace().filter(|ns| !is_fast_ns(Some(ns))) {
                         let why = format!(
                             "<{}> is in namespace {ns}, not FAST's ({FAST_NS}): ignored",
                             n.tag_name().name()
@@ -496,9 +504,8 @@ fn nested_ctx<'a>(node: Node<'a, '_>, ctx: &Ctx<'a>) -> Ctx<'a> {
 /// Element children in the FAST namespace (or in none). Elements of other namespaces are
 /// extension points the spec's schema allows ("other"), so they are skipped.
 fn fast_children<'a, 'input>(node: Node<'a, 'input>) -> impl Iterator<Item = Node<'a, 'input>> {
-    node.children().filter(|c| {
-        c.is_element() && matches!(c.tag_name().namespace(), None | Some("") | Some(FAST_NS))
-    })
+    node.children()
+        .filter(|c| c.is_element() && is_fast_ns(c.tag_name().namespace()))
 }
 
 /// The application type an element names, qualified by its nearest ns (spec §7).
