@@ -89,6 +89,25 @@ def test_every_set_decodes_to_the_cli_json(cli, sim_sets, name):
     assert exact(as_json_values(got)) == exact(want)
 
 
+def test_template_files_in_other_encodings(tmp_path):
+    """A byte-order mark, or the XML declaration, names the file's encoding."""
+    text = corpus("moex-forts-2013/templates.xml").read_text(encoding="utf-8")
+    want = fastfeed.Templates.from_xml(text).names
+    utf16 = tmp_path / "utf16.xml"
+    utf16.write_bytes(text.encode("utf-16"))
+    cp1251 = tmp_path / "cp1251.xml"
+    cp1251.write_bytes(
+        '<?xml version="1.0" encoding="windows-1251"?>\n<!-- тест -->\n'.encode("cp1251")
+        + text.encode("cp1251")
+    )
+    for f in (utf16, cp1251):
+        assert fastfeed.Templates.from_file(f).names == want
+    bad = tmp_path / "undeclared.xml"
+    bad.write_bytes(b"<templates><!-- \xf2\xe5 --></templates>")
+    with pytest.raises(ValueError, match="not UTF-8"):
+        fastfeed.Templates.from_file(bad)
+
+
 def test_decode_bytes_gives_exact_decimals():
     t = fastfeed.Templates.from_file(corpus("moex-forts-2013/templates.xml"))
     data = corpus("moex-forts-2013/increment_a.dat").read_bytes()

@@ -39,8 +39,13 @@ pub fn templates(path: &Path, scp: bool) -> Result<Arc<Templates>> {
     Ok(Arc::new(ts))
 }
 
+/// A template file's text, in the encoding it names (see
+/// [`template_text`](fastfeed_codec::template::template_text)).
 pub fn text(path: &Path) -> Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))
+    let bytes = bytes(path)?;
+    let text = fastfeed_codec::template::template_text(&bytes)
+        .with_context(|| format!("reading {}", path.display()))?;
+    Ok(text.into_owned())
 }
 
 pub fn bytes(path: &Path) -> Result<Vec<u8>> {

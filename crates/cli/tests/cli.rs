@@ -116,6 +116,39 @@ fn templates_check_reports_line_and_column() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Template files in the encoding their tools wrote: windows-1251 with a Russian comment (as
+/// its XML declaration says), UTF-16 with a byte-order mark.
+#[test]
+fn templates_in_other_encodings_are_read() {
+    let dir = std::env::temp_dir().join(format!("fastfeed-cli-enc-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let utf8 = std::fs::read_to_string(corpus("moex-forts-2013/templates.xml")).unwrap();
+    let cp1251 = [
+        &b"<?xml version=\"1.0\" encoding=\"windows-1251\"?>\n<!-- \xf2\xe5\xf1\xf2 -->\n"[..],
+        utf8.as_bytes(),
+    ]
+    .concat();
+    let utf16: Vec<u8> = [0xff, 0xfe]
+        .into_iter()
+        .chain(utf8.encode_utf16().flat_map(u16::to_le_bytes))
+        .collect();
+    for (name, bytes) in [("cp1251.xml", cp1251), ("utf16.xml", utf16)] {
+        let f = dir.join(name);
+        std::fs::write(&f, bytes).unwrap();
+        let out = fastfeed(&["templates", "check", f.to_str().unwrap()]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{name}: {text}");
+        assert!(text.contains("12 templates"), "{name}: {text}");
+    }
+    // Not UTF-8 and no encoding named: a clear error, not a parse of garbage.
+    let f = dir.join("undeclared.xml");
+    std::fs::write(&f, b"<templates><!-- \xf2\xe5 --></templates>").unwrap();
+    let out = fastfeed(&["templates", "check", f.to_str().unwrap()]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("not UTF-8"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn decode_to_parquet_and_arrow_files() {
     let dir = std::env::temp_dir().join(format!("fastfeed-cli-tables-{}", std::process::id()));

@@ -309,7 +309,9 @@ fn the_fast_1_0_namespace_of_the_specs_example_is_read() {
           <x:note xmlns:x="urn:example:other"/>
         </templates>"#;
     let ts = parse_templates(xml).unwrap_or_else(|e| panic!("{e}"));
-    let t = ts.by_name("MDRefreshSample").expect("the example's template");
+    let t = ts
+        .by_name("MDRefreshSample")
+        .expect("the example's template");
     assert_eq!((t.id, t.body.instrs.len()), (1, 5));
     // Template id 1, SenderCompID "A", MsgSeqNum 7, one entry: action 0, price 12 * 10^-1.
     let got = decode(&ts, &hex("F0 81 C1 87 81 C0 80 FF 8C"));

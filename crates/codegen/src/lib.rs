@@ -129,7 +129,9 @@ impl Builder {
             path: path.to_owned(),
             error,
         };
-        let xml = std::fs::read_to_string(path).map_err(io)?;
+        let bytes = std::fs::read(path).map_err(io)?;
+        let xml = fastfeed_codec::template::template_text(&bytes)
+            .map_err(|e| io(std::io::Error::new(std::io::ErrorKind::InvalidData, e)))?;
         let source = path.file_name().map_or_else(
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),

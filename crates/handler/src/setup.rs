@@ -101,9 +101,15 @@ pub fn setup(feed: &FeedConfig) -> Result<Vec<ChannelSetup>, SetupError> {
         .map(|c| {
             let path = feed.templates_of(c);
             let shown = path.display().to_string();
-            let xml = std::fs::read_to_string(&path).map_err(|e| SetupError::Templates {
+            let bytes = std::fs::read(&path).map_err(|e| SetupError::Templates {
                 path: shown.clone(),
                 message: e.to_string(),
+            })?;
+            let xml = fastfeed_codec::template::template_text(&bytes).map_err(|e| {
+                SetupError::Templates {
+                    path: shown.clone(),
+                    message: e.to_string(),
+                }
             })?;
             let templates =
                 fastfeed_codec::parse_templates(&xml).map_err(|e| SetupError::Templates {

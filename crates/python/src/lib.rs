@@ -39,10 +39,14 @@ impl Templates {
             .map_err(|e| template_error(py, &e))
     }
 
-    /// Reads and parses a template XML file.
+    /// Reads and parses a template XML file, in the encoding it names (a byte-order mark, its
+    /// XML declaration, else UTF-8).
     #[staticmethod]
     fn from_file(py: Python<'_>, path: std::path::PathBuf) -> PyResult<Templates> {
-        let xml = std::fs::read_to_string(&path)?;
+        let bytes = std::fs::read(&path)?;
+        let xml = fastfeed_codec::template::template_text(&bytes).map_err(|e| {
+            pyo3::exceptions::PyValueError::new_err(format!("{}: {e}", path.display()))
+        })?;
         Self::from_xml(py, &xml)
     }
 

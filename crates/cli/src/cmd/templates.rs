@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use clap::Subcommand;
 use fastfeed_codec::template::{Instr, Kind};
 
@@ -49,7 +49,7 @@ pub fn run(cmd: TemplatesCmd) -> Result<ExitCode> {
 /// Checks one file; false when it has errors or no template.
 fn check(file: &std::path::Path) -> Result<bool> {
     let name = file.display();
-    let xml = std::fs::read_to_string(file).with_context(|| format!("reading {name}"))?;
+    let xml = crate::input::text(file)?;
     let checked = fastfeed_codec::template::check(&xml);
     for e in &checked.errors {
         eprintln!("{name}:{e}");
