@@ -202,26 +202,33 @@ impl<'a> Datagrams<'a> {
             let block = match &mut self.inner {
                 Inner::Done => return None,
                 Inner::Pcap { rem, parse, .. } => (!rem.is_empty()).then(|| {
-                    parse(rem).map(|(next, b)| {
-                        *rem = next;
-                        PcapBlockOwned::from(b)
-                    })
+                    parse(rem)
+                        .map(|(next, b)| {
+                            *rem = next;
+                            PcapBlockOwned::from(b)
+                        })
+                        .map_err(|_| ())
                 }),
                 Inner::PcapNg {
                     rem, big_endian, ..
                 } => (!rem.is_empty()).then(|| {
+                    if shorter_than_a_block(rem, *big_endian) {
+                        return Err(());
+                    }
                     let parse = if *big_endian {
                         parse_block_be
                     } else {
                         parse_block_le
                     };
-                    parse(rem).map(|(next, b)| {
-                        *rem = next;
-                        if let Block::SectionHeader(shb) = &b {
-                            *big_endian = shb.big_endian();
-                        }
-                        PcapBlockOwned::from(b)
-                    })
+                    parse(rem)
+                        .map(|(next, b)| {
+                            *rem = next;
+                            if let Block::SectionHeader(shb) = &b {
+                                *big_endian = shb.big_endian();
+                            }
+                            PcapBlockOwned::from(b)
+                        })
+                        .map_err(|_| ())
                 }),
             };
             let block = match block {
@@ -320,6 +327,25 @@ impl<'a> Iterator for Datagrams<'a> {
             }
         }
     }
+}
+
+/// Whether the pcapng block at the start of `rem` says it is shorter than the 12 bytes every
+/// block has (type, length, length again). pcap-parser 0.16 subtracts 12 from the length of
+/// some block types (a Process Information Block) without checking it: an overflow that
+/// panics where overflow checks are on (found by fuzzing). A Section Header Block is left to
+/// its own parser, which checks its length, and which may change the byte order.
+fn shorter_than_a_block(rem: &[u8], big_endian: bool) -> bool {
+    const SECTION_HEADER: [u8; 4] = [0x0a, 0x0d, 0x0d, 0x0a];
+    let (Some(kind), Some(len)) = (rem.get(..4), rem.get(4..8)) else {
+        return false;
+    };
+    let len: [u8; 4] = len.try_into().expect("4 bytes");
+    let len = if big_endian {
+        u32::from_be_bytes(len)
+    } else {
+        u32::from_le_bytes(len)
+    };
+    kind != SECTION_HEADER && len < 12
 }
 
 enum Skip {

@@ -102,6 +102,20 @@ fn pcapng() -> Vec<u8> {
     w.into_inner()
 }
 
+/// A block that says it is shorter than a block's 12 bytes ends the capture as damage, where
+/// pcap-parser would subtract past zero for some block types (a Process Information Block,
+/// type 0x80000001, here of length 8: found by fuzzing).
+#[test]
+fn a_pcapng_block_shorter_than_a_block_is_damage() {
+    let mut data = pcapng();
+    let whole = data.len();
+    let (want, _) = read(&data);
+    data.extend([0x01, 0, 0, 0x80, 8, 0, 0, 0, 0, 0, 0, 0, 8, 0, 0, 0]);
+    let (got, stats) = read(&data);
+    assert_eq!(got, want);
+    assert_eq!(stats.damaged_at, Some(whole));
+}
+
 fn read(data: &[u8]) -> (Vec<(u64, SocketAddrV4, Vec<u8>)>, CaptureStats) {
     let cap = Capture::open(data).unwrap();
     let mut it = cap.datagrams();
