@@ -320,6 +320,19 @@ fn the_fast_1_0_namespace_of_the_specs_example_is_read() {
     assert_eq!(got[0].fields[3], u(7));
 }
 
+/// A document type declaration, as validating tools write, is read past (entity bombs are
+/// refused: `malformed.rs`).
+#[test]
+fn a_doctype_is_read_past() {
+    let xml = format!(
+        r#"<?xml version="1.0"?>
+        <!DOCTYPE templates SYSTEM "fast.dtd" [ <!ENTITY one "1"> ]>
+        <templates xmlns="{NS}"><template name="T" id="&one;"><uInt32 name="A"/></template></templates>"#
+    );
+    let ts = parse_templates(&xml).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(ts.by_name("T").map(|t| t.id), Some(1));
+}
+
 // Minor points.
 
 #[test]

@@ -26,6 +26,9 @@ fn is_fast_ns(ns: Option<&str>) -> bool {
 const MAX_XML_BYTES: usize = 16 << 20;
 const MAX_INSTRUCTIONS: usize = 200_000;
 const MAX_NESTING: usize = 64;
+/// XML nodes (elements, attributes' owners, text) a template document may have: a 16 MiB file
+/// of short elements stays well under it; entity expansion cannot go past it.
+const MAX_XML_NODES: u32 = 1 << 22;
 
 /// How template documents are read.
 #[derive(Debug, Clone, Copy)]
@@ -100,9 +103,12 @@ pub fn check_with(xml: &str, parse_opts: ParseOptions) -> Checked {
             column: 1,
         });
     }
+    // A document type declaration (`<!DOCTYPE templates SYSTEM "fast.dtd">`, which tools
+    // that validate write) is allowed: roxmltree reads no external DTD, refuses recursive
+    // entities and stops a billion-laughs expansion, and the node limit bounds the rest.
     let opts = roxmltree::ParsingOptions {
-        allow_dtd: false,
-        ..Default::default()
+        allow_dtd: true,
+        nodes_limit: MAX_XML_NODES,
     };
     let doc = match Document::parse_with_options(xml, opts) {
         Ok(d) => d,
