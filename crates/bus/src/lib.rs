@@ -177,7 +177,7 @@ pub fn new_publisher_id() -> u32 {
 #[non_exhaustive]
 pub enum BusError {
     /// The backend's engine failed.
-    #[error("{backend}: {context}: {source}")]
+    #[error("{backend}: {context}")]
     Backend {
         /// The backend's name, e.g. `"iceoryx2"`.
         backend: &'static str,

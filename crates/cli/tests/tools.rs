@@ -253,6 +253,7 @@ fn file_errors_name_the_file_and_say_the_os_error_once() {
         vec!["templates", "check", p(&missing)],
         vec!["bench", "decode", "-t", p(&missing), "x.dat"],
         vec!["multicast", "-f", p(&missing)],
+        vec!["handle", p(&missing)],
     ] {
         let out = run(&args);
         let err = stderr(&out);
@@ -260,6 +261,23 @@ fn file_errors_name_the_file_and_say_the_os_error_once() {
         assert!(err.contains(p(&missing)), "{args:?}: {err}");
         assert_eq!(err.matches("os error").count(), 1, "{args:?}: {err}");
     }
+    // A feed configuration whose capture is missing: the handler's error, once.
+    let config = dir.join("feed.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "feed = \"moex\"\nprofile = \"moex-forts\"\ntemplates = {:?}\n\
+             [[channel]]\nname = \"X\"\npacket = {{ kind = \"none\" }}\n\
+             a = {{ group = \"239.195.1.40:16040\", capture = \"nothing.dat\", format = \"raw\" }}\n",
+            corpus("moex-forts-2013/templates.xml")
+        ),
+    )
+    .expect("config");
+    let out = run(&["handle", p(&config), "--bench"]);
+    let err = stderr(&out);
+    assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("nothing.dat"), "{err}");
+    assert_eq!(err.matches("os error").count(), 1, "{err}");
     // A socket error (no interface has this documentation address), through the net
     // crate's error and the command's context.
     let file = common::generate(&dir, 10, 256);

@@ -19,7 +19,7 @@ use crate::channel::LineId;
 #[derive(Debug, thiserror::Error)]
 pub enum SourceError {
     /// The file cannot be read.
-    #[error("reading {path}: {source}")]
+    #[error("reading {path}")]
     Read {
         /// The file.
         path: PathBuf,
