@@ -3,8 +3,9 @@
 # the races do not time. The simulator's complex, simple and OPRA-like data (interpreted and
 # generated; the complex data's MarketData messages also re-encoded with mFAST's example.xml,
 # so the decoder generated for it runs), and MOEX's line B and snapshot (line A is what the
-# benchmarks time). Also decode to JSON, to Parquet and to FIX, so those paths are not left
-# cold. Usage: bench/pgo/train.sh FASTFEED WORKDIR
+# benchmarks time); the feed handler on the simulator's CME-style pcap and on MOEX line B.
+# Also decode to JSON, to Parquet and to FIX, so those paths are not left cold.
+# Usage: bench/pgo/train.sh FASTFEED WORKDIR
 set -euo pipefail
 FF=$1
 W=$2
@@ -30,6 +31,14 @@ for g in "" --generated; do
   done
 done
 "$FF" bench decode -t "$T/complex.xml" $cx "$W/complex.dat" --passes 3 --threads 2 > /dev/null
+# The feed handler's whole path: the simulator's CME-style pcap, and MOEX line B on both lines.
+"$FF" generate cme -n 50000 -o "$W/cme.pcap" 2> /dev/null
+sed "s|\"cme/sample.pcap\"|\"$W/cme.pcap\"|; s|\.\./crates/sim|$root/crates/sim|" \
+  "$root/configs/cme.toml" > "$W/cme.toml"
+sed "s|\.\./\.\./shared/corpus|$C|; s|increment_a\.dat|increment_b.dat|" \
+  "$root/configs/moex-forts.toml" > "$W/moex-b.toml"
+"$FF" handle "$W/cme.toml" --bench --passes 3 > /dev/null 2>&1
+"$FF" handle "$W/moex-b.toml" --bench --passes 3 > /dev/null 2>&1
 "$FF" decode -t "$M/templates.xml" "$M/increment_b.dat" -o "$W/out.jsonl" 2> /dev/null
 "$FF" decode -t "$T/complex.xml" $cx "$W/complex.dat" --format parquet --template MarketData \
   --entries MDEntries -o "$W/md.parquet" 2> /dev/null
