@@ -82,6 +82,13 @@ pub fn packets<'a>(
         });
         return Ok(out);
     }
+    if let Some(u) = fa.udp {
+        // Silently decoding every packet would pass for the one group's.
+        eprintln!(
+            "warning: --udp {u} selects datagrams of a pcap/pcapng capture; this input is not \
+             one, so every packet of it is read (by --framing)"
+        );
+    }
     Ok(fa.framing.framing().packets(data).collect())
 }
 

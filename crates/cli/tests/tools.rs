@@ -276,6 +276,7 @@ fn file_errors_name_the_file_and_say_the_os_error_once() {
     let out = run(&["handle", p(&config), "--bench"]);
     let err = stderr(&out);
     assert_ne!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains("channel X: reading"), "{err}");
     assert!(err.contains("nothing.dat"), "{err}");
     assert_eq!(err.matches("os error").count(), 1, "{err}");
     // A socket error (no interface has this documentation address), through the net
@@ -287,6 +288,27 @@ fn file_errors_name_the_file_and_say_the_os_error_once() {
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert_eq!(err.matches("os error").count(), 1, "{err}");
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// `--udp` on a file that is not a capture is said to be ignored, not silently dropped.
+#[test]
+fn udp_on_a_file_that_is_not_a_capture_is_warned_about() {
+    let out = run(&[
+        "decode",
+        "-t",
+        &corpus("moex-forts-2013/templates.xml"),
+        "--udp",
+        "239.1.1.1:1",
+        "--count",
+        &corpus("moex-forts-2013/increment_a.dat"),
+    ]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(
+        err.contains("warning: --udp 239.1.1.1:1 selects datagrams"),
+        "{err}"
+    );
+    assert!(err.contains("decoded 16202 messages"), "{err}");
 }
 
 #[test]

@@ -124,7 +124,10 @@ pub fn run_captures<O: Output>(
 ) -> Result<Vec<(String, Channel)>> {
     let mut finals = Vec::new();
     for c in channels {
-        let mut lines = MergedLines::new(c.streams()?)?;
+        let streams = c
+            .streams()
+            .with_context(|| format!("channel {}", c.config.name))?;
+        let mut lines = MergedLines::new(streams)?;
         let mut ch = c.channel();
         let mut now = 0;
         while let Some(p) = lines.next()? {
@@ -301,7 +304,10 @@ fn report(
 
 fn bench(channels: &[ChannelSetup], passes: usize) -> Result<ExitCode> {
     for c in channels {
-        for (what, lines) in fastfeed_handler::bench::runs(c.captures()?) {
+        let captures = c
+            .captures()
+            .with_context(|| format!("channel {}", c.config.name))?;
+        for (what, lines) in fastfeed_handler::bench::runs(captures) {
             let r = fastfeed_handler::bench::bench(
                 &c.templates,
                 &c.profile,
