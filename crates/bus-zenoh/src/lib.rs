@@ -76,6 +76,62 @@ pub(crate) fn zerr<C: Into<String>>(context: C) -> impl FnOnce(zenoh::Error) -> 
     move |e| BusError::Backend {
         backend: "zenoh",
         context: context.into(),
-        source: e,
+        source: Box::new(ZenohError(without_location(&e.to_string()).to_owned())),
+    }
+}
+
+/// A Zenoh error's message. Zenoh's own ends in the Rust source file and line that raised it
+/// (" at /root/.cargo/registry/src/.../lib.rs:62."), which tells a user nothing.
+#[derive(Debug)]
+struct ZenohError(String);
+
+impl std::fmt::Display for ZenohError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ZenohError {}
+
+/// `s` without a trailing " at FILE.rs:LINE." (or without the final dot).
+fn without_location(s: &str) -> &str {
+    let Some(i) = s.rfind(" at ") else {
+        return s;
+    };
+    let tail = &s[i + 4..];
+    let tail = tail.strip_suffix('.').unwrap_or(tail);
+    match tail.rsplit_once(':') {
+        Some((file, line))
+            if file.ends_with(".rs")
+                && !line.is_empty()
+                && line.bytes().all(|b| b.is_ascii_digit()) =>
+        {
+            &s[..i]
+        }
+        _ => s,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_location;
+
+    #[test]
+    fn zenoh_source_locations_are_cut_and_nothing_else() {
+        let z = "failed to lookup address information: Name or service not known at \
+                 /root/.cargo/registry/src/index/zenoh-link-commons-1.10.2/src/lib.rs:62.";
+        assert_eq!(
+            without_location(z),
+            "failed to lookup address information: Name or service not known"
+        );
+        assert_eq!(without_location("denied at src/acl.rs:7"), "denied");
+        for kept in [
+            "connection refused",
+            "listening at tcp/127.0.0.1:7447",
+            "no route at x.rs:",
+            "at a.rs:12",
+        ] {
+            assert_eq!(without_location(kept), kept);
+        }
     }
 }
