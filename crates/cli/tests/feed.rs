@@ -93,6 +93,47 @@ fn norm(s: &str) -> String {
     }
 }
 
+/// A security the feed never touched gets the busiest ones named, not just "0 changes".
+#[test]
+fn book_of_an_unknown_security_names_the_busiest() {
+    let dir = scratch("feed-book-unknown");
+    let cfg = config(&dir);
+    let out = fastfeed()
+        .args(["book", "--captures", "--security", "1"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("0 changes of security 1"), "{err}");
+    assert!(
+        err.contains("no book change of that security in the feed; it changed "),
+        "{err}"
+    );
+    // The busiest named first exists: asking for it gives changes.
+    let first = err
+        .split("the busiest: ")
+        .nth(1)
+        .and_then(|l| l.split_whitespace().next())
+        .expect("a security named")
+        .to_string();
+    let out = fastfeed()
+        .args(["book", "--captures", "--security", &first])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let changes: u64 = err
+        .lines()
+        .find(|l| l.ends_with(&format!("changes of security {first}")))
+        .and_then(|l| l.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no count: {err}"));
+    assert!(changes > 0, "{err}");
+    assert!(!err.contains("no book change"), "{err}");
+}
+
 #[test]
 fn book_json_equals_the_snapshots_decode_prints() {
     let dir = scratch("feed-book");

@@ -2,6 +2,7 @@
 //! JSON Lines per change (`--json`), the book redrawn at each change (`--follow`), or the
 //! final book.
 
+use std::collections::HashMap;
 use std::io::{BufWriter, IsTerminal, Stdout, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,6 +44,21 @@ struct Printer {
     changes: u64,
     last: Option<String>,
     failed: Option<std::io::Error>,
+    /// Book changes per security, for the hint when the one asked for has none (at most
+    /// `SEEN_MAX` securities: ids come from the feed).
+    seen: HashMap<u64, u64>,
+}
+
+const SEEN_MAX: usize = 100_000;
+
+impl Printer {
+    /// The securities with the most book changes, most first.
+    fn busiest(&self, n: usize) -> Vec<(u64, u64)> {
+        let mut v: Vec<(u64, u64)> = self.seen.iter().map(|(&s, &c)| (s, c)).collect();
+        v.sort_unstable_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+        v.truncate(n);
+        v
+    }
 }
 
 fn levels_json(levels: &[Level]) -> String {
@@ -112,7 +128,15 @@ fn table(v: &BookView<'_>) -> String {
 
 impl Output for Printer {
     fn book(&mut self, v: &BookView<'_>) {
-        if v.security != self.security || self.failed.is_some() {
+        if v.security != self.security {
+            if self.changes == 0
+                && (self.seen.len() < SEEN_MAX || self.seen.contains_key(&v.security))
+            {
+                *self.seen.entry(v.security).or_default() += 1;
+            }
+            return;
+        }
+        if self.failed.is_some() {
             return;
         }
         self.changes += 1;
@@ -145,6 +169,7 @@ pub fn run(a: BookArgs) -> Result<ExitCode> {
         changes: 0,
         last: None,
         failed: None,
+        seen: HashMap::new(),
     };
     if a.captures {
         run_captures(&channels, &mut p, false)?;
@@ -161,5 +186,19 @@ pub fn run(a: BookArgs) -> Result<ExitCode> {
     }
     p.out.flush()?;
     eprintln!("{} changes of security {}", p.changes, a.security);
+    if p.changes == 0 {
+        // A mistyped id reads as an instrument that never traded: say what the feed had.
+        let busiest = p.busiest(5);
+        if busiest.is_empty() {
+            eprintln!("the feed changed no book at all");
+        } else {
+            let list: Vec<String> = busiest.iter().map(|(s, c)| format!("{s} ({c})")).collect();
+            eprintln!(
+                "no book change of that security in the feed; it changed {} books, the busiest: {}",
+                p.seen.len(),
+                list.join(", ")
+            );
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
