@@ -93,18 +93,24 @@ fn norm(s: &str) -> String {
     }
 }
 
+/// `book --captures --security ID` on `cfg`: its standard error, after checking it succeeded.
+fn book_stderr(cfg: &std::path::Path, security: &str) -> String {
+    let out = fastfeed()
+        .args(["book", "--captures", "--security", security])
+        .arg(cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{err}");
+    err
+}
+
 /// A security the feed never touched gets the busiest ones named, not just "0 changes".
 #[test]
 fn book_of_an_unknown_security_names_the_busiest() {
     let dir = scratch("feed-book-unknown");
     let cfg = config(&dir);
-    let out = fastfeed()
-        .args(["book", "--captures", "--security", "1"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = book_stderr(&cfg, "1");
     assert!(err.contains("0 changes of security 1"), "{err}");
     assert!(
         err.contains("no book change of that security in the feed; it changed "),
@@ -117,13 +123,7 @@ fn book_of_an_unknown_security_names_the_busiest() {
         .and_then(|l| l.split_whitespace().next())
         .expect("a security named")
         .to_string();
-    let out = fastfeed()
-        .args(["book", "--captures", "--security", &first])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{err}");
+    let err = book_stderr(&cfg, &first);
     let changes: u64 = err
         .lines()
         .find(|l| l.ends_with(&format!("changes of security {first}")))
@@ -132,6 +132,7 @@ fn book_of_an_unknown_security_names_the_busiest() {
         .unwrap_or_else(|| panic!("no count: {err}"));
     assert!(changes > 0, "{err}");
     assert!(!err.contains("no book change"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
