@@ -22,8 +22,11 @@ pub const SESSION_CONTROL: &str = "scp";
 
 #[derive(Debug, thiserror::Error)]
 pub enum JsonError {
-    #[error("message object has no known {TEMPLATE_ID} or {TEMPLATE_NAME}")]
+    #[error("message object has no {TEMPLATE_ID} or {TEMPLATE_NAME}")]
     NoTemplate,
+    /// The object names a template (`templateId 999`, `templateName "X"`) the file lacks.
+    #[error("message object's {0} is not in the template file")]
+    UnknownTemplate(String),
     #[error("field {field}: {problem}")]
     Field { field: String, problem: String },
     #[error("expected a JSON object")]
@@ -145,7 +148,7 @@ pub fn from_json_with(
     opts: ReadOptions,
 ) -> Result<Message, JsonError> {
     let obj = json.as_object().ok_or(JsonError::NotAnObject)?;
-    let template = find_template(obj, templates).ok_or(JsonError::NoTemplate)?;
+    let template = find_template(obj, templates)?;
     let r = Reader {
         templates,
         opts,
@@ -157,10 +160,23 @@ pub fn from_json_with(
     })
 }
 
-fn find_template<'t>(obj: &Map<String, Json>, templates: &'t Templates) -> Option<&'t Template> {
-    match obj.get(TEMPLATE_ID).and_then(Json::as_u64) {
-        Some(id) => templates.get(u32::try_from(id).ok()?),
-        None => templates.by_name(obj.get(TEMPLATE_NAME)?.as_str()?),
+fn find_template<'t>(
+    obj: &Map<String, Json>,
+    templates: &'t Templates,
+) -> Result<&'t Template, JsonError> {
+    let unknown = |what: String| JsonError::UnknownTemplate(what);
+    match (obj.get(TEMPLATE_ID), obj.get(TEMPLATE_NAME)) {
+        (Some(id), _) if id.is_u64() => {
+            let id = id.as_u64().unwrap_or_default();
+            u32::try_from(id)
+                .ok()
+                .and_then(|id| templates.get(id))
+                .ok_or_else(|| unknown(format!("{TEMPLATE_ID} {id}")))
+        }
+        (_, Some(Json::String(name))) => templates
+            .by_name(name)
+            .ok_or_else(|| unknown(format!("{TEMPLATE_NAME} {name:?}"))),
+        _ => Err(JsonError::NoTemplate),
     }
 }
 
@@ -282,6 +298,42 @@ mod tests {
         <sequence name="Legs"><length name="NoLegs"/><uInt32 name="Leg"/></sequence>
         <group name="G" presence="optional"><string name="Inner" charset="unicode"/></group>
       </template></templates>"#;
+
+    /// A message naming a template the file lacks is told which, apart from one naming none.
+    #[test]
+    fn unknown_templates_are_named() {
+        let ts = fastfeed_codec::parse_templates(XML).unwrap();
+        let err = |text: &str| {
+            from_json(&serde_json::from_str(text).unwrap(), &ts)
+                .unwrap_err()
+                .to_string()
+        };
+        assert_eq!(
+            err(r#"{"templateId":999}"#),
+            "message object's templateId 999 is not in the template file"
+        );
+        assert_eq!(
+            err(r#"{"templateId":99999999999}"#),
+            "message object's templateId 99999999999 is not in the template file"
+        );
+        assert_eq!(
+            err(r#"{"templateName":"Nope"}"#),
+            "message object's templateName \"Nope\" is not in the template file"
+        );
+        assert_eq!(
+            err(r#"{"A":1}"#),
+            "message object has no templateId or templateName"
+        );
+        // A templateId that is not a number leaves the choice to the name.
+        assert!(from_json(
+            &serde_json::from_str(
+                r#"{"templateId":"x","templateName":"T","A":1,"Px":1,"S":"","Raw":"","Legs":[]}"#
+            )
+            .unwrap(),
+            &ts
+        )
+        .is_ok());
+    }
 
     #[test]
     fn json_round_trip_is_exact() {
