@@ -164,19 +164,17 @@ fn find_template<'t>(
     obj: &Map<String, Json>,
     templates: &'t Templates,
 ) -> Result<&'t Template, JsonError> {
-    let unknown = |what: String| JsonError::UnknownTemplate(what);
-    match (obj.get(TEMPLATE_ID), obj.get(TEMPLATE_NAME)) {
-        (Some(id), _) if id.is_u64() => {
-            let id = id.as_u64().unwrap_or_default();
-            u32::try_from(id)
-                .ok()
-                .and_then(|id| templates.get(id))
-                .ok_or_else(|| unknown(format!("{TEMPLATE_ID} {id}")))
-        }
-        (_, Some(Json::String(name))) => templates
+    let id = obj.get(TEMPLATE_ID).and_then(Json::as_u64);
+    let name = obj.get(TEMPLATE_NAME).and_then(Json::as_str);
+    match (id, name) {
+        (Some(id), _) => u32::try_from(id)
+            .ok()
+            .and_then(|id| templates.get(id))
+            .ok_or_else(|| JsonError::UnknownTemplate(format!("{TEMPLATE_ID} {id}"))),
+        (None, Some(name)) => templates
             .by_name(name)
-            .ok_or_else(|| unknown(format!("{TEMPLATE_NAME} {name:?}"))),
-        _ => Err(JsonError::NoTemplate),
+            .ok_or_else(|| JsonError::UnknownTemplate(format!("{TEMPLATE_NAME} {name:?}"))),
+        (None, None) => Err(JsonError::NoTemplate),
     }
 }
 
