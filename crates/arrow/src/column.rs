@@ -368,6 +368,21 @@ fn append_bytes(bytes: &mut Vec<u8>, b: &[u8]) {
     }
 }
 
+/// A byte per value packed into Arrow's bitmap (value `i` in bit `i % 8` of byte `i / 8`),
+/// eight at a time: a loop the compiler turns into vector compares and mask moves, where
+/// Arrow's `collect_bool` calls a closure per value.
+fn pack_bits(v: &[bool]) -> BooleanBuffer {
+    let chunks = v.chunks_exact(8);
+    let tail = chunks.remainder();
+    let mut bytes: Vec<u8> = chunks
+        .map(|c| c.iter().rev().fold(0u8, |acc, &b| acc << 1 | b as u8))
+        .collect();
+    if !tail.is_empty() {
+        bytes.push(tail.iter().rev().fold(0u8, |acc, &b| acc << 1 | b as u8));
+    }
+    BooleanBuffer::new(bytes.into(), 0, v.len())
+}
+
 /// The Arrow type of column `c` of `plan`, with the scale a decimal column has now.
 pub(crate) fn data_type_with(plan: &Plan, cols: &[Column], c: usize) -> DataType {
     let spec = &plan.columns[c];
@@ -446,7 +461,7 @@ pub(crate) fn finish(
     let nulls = cols[c]
         .valid
         .take()
-        .map(|v| NullBuffer::new(BooleanBuffer::collect_bool(v.len(), |i| v[i])))
+        .map(|v| NullBuffer::new(pack_bits(&v)))
         .filter(|n| n.null_count() > 0);
     let name = &plan.columns[c].name;
     // The next batch's vectors start at this one's size: no regrowth on the hot path.
@@ -520,4 +535,28 @@ pub(crate) fn finish(
         }
     };
     Ok(array)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The packed bitmap agrees with the bytes it came from, for lengths around multiples of 8.
+    #[test]
+    fn packed_bits_agree() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for len in 0..70 {
+            let v: Vec<bool> = (0..len)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x & 1 == 1
+                })
+                .collect();
+            let b = pack_bits(&v);
+            assert_eq!(b.len(), len);
+            assert_eq!(b.iter().collect::<Vec<_>>(), v, "len {len}");
+        }
+    }
 }
