@@ -13,7 +13,7 @@ if ! [[ "$secs" =~ ^[0-9]+$ ]] || [ "$secs" -eq 0 ]; then
   echo "fuzz/run.sh: SECONDS must be a positive number, not '$secs'" >&2
   exit 2
 fi
-all=(decode templates framing roundtrip generated capture handler)
+all=(decode templates framing roundtrip generated capture handler tables)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 for t in "${targets[@]}"; do
@@ -39,6 +39,10 @@ if [ -d "$shared" ]; then
   seed corpus/generated 000 "$shared/mfast-complex/complex30000.dat" 4 66
   seed corpus/generated 101 "$shared/moex-forts-2013/increment_a.dat" 0 800
   seed corpus/generated 002 "$shared/openfast-fpl/messages.fast" 0 119
+  # Tables: a set byte, then a shape byte (template, rows per message or per entry, batch).
+  seed corpus/tables '000\020' "$shared/mfast-complex/complex30000.dat" 4 66
+  seed corpus/tables '001\020' "$shared/moex-forts-2013/increment_a.dat" 0 800
+  seed corpus/tables '001\000' "$shared/moex-forts-2013/snapshot.dat" 0 800
   mkdir -p corpus/templates corpus/framing corpus/roundtrip
   for f in "$shared"/*/*.xml; do # several folders hold a templates.xml
     cp "$f" "corpus/templates/$(basename "$(dirname "$f")")-$(basename "$f")"
