@@ -10,7 +10,7 @@ use fastfeed_codec::template::{Instr, Template};
 use fastfeed_codec::{FieldValue, Handler};
 
 use crate::column::{self, Column};
-use crate::plan::{Plan, Slot, TableOptions};
+use crate::plan::{Plan, Slot, TableOptions, NO_COLUMN};
 use crate::TableError;
 
 /// Rows per record batch by default: big enough that per-batch costs vanish, small enough
@@ -204,6 +204,17 @@ impl TableBuilder {
         Ok(Some(batch))
     }
 
+    /// Advances to the next slot of the current segment and returns its index.
+    #[inline(always)]
+    fn next_pos(&mut self) -> Option<usize> {
+        let pos = self.cur.pos;
+        if pos >= self.cur.end {
+            return None;
+        }
+        self.cur.pos = pos + 1;
+        Some(pos)
+    }
+
     /// Advances to the next slot of the current segment and returns it.
     #[inline(always)]
     fn next_slot(&mut self) -> Option<&Slot> {
@@ -322,10 +333,18 @@ impl Handler for TableBuilder {
     // Inlined into each of the decoder's field arms, so the column type's dispatch below is
     // a branch of that arm's own, which the predictor learns per field kind, not one shared
     // jump that mispredicts whenever the type changes from field to field.
+    // A slot that takes no value has NO_COLUMN, which no column has: the lookup of the
+    // column is the only test.
     #[inline(always)]
     fn value(&mut self, _: &Instr, value: FieldValue<'_>) {
-        if let Some(&Slot::Column(c)) = self.next_slot() {
-            if let Some(col) = self.cols.get_mut(c) {
+        if let Some(pos) = self.next_pos() {
+            let c = self
+                .plan
+                .value_column
+                .get(pos)
+                .copied()
+                .unwrap_or(NO_COLUMN);
+            if let Some(col) = self.cols.get_mut(c as usize) {
                 col.push(value);
             }
         }
@@ -333,15 +352,12 @@ impl Handler for TableBuilder {
 
     #[inline(always)]
     fn absent(&mut self, _: &Instr) {
-        let pos = self.cur.pos;
-        match self.next_slot() {
-            Some(&Slot::Column(c) | &Slot::List { column: c, .. }) => {
-                if let Some(col) = self.cols.get_mut(c) {
-                    col.push_null();
-                }
+        if let Some(pos) = self.next_pos() {
+            let c = self.plan.null_column.get(pos).copied().unwrap_or(NO_COLUMN);
+            match self.cols.get_mut(c as usize) {
+                Some(col) => col.push_null(),
+                None => self.absent_group(pos),
             }
-            Some(Slot::Group { .. }) => self.absent_group(pos),
-            _ => {}
         }
     }
 

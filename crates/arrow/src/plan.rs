@@ -100,11 +100,20 @@ pub(crate) enum Slot {
     Skip,
 }
 
+/// No column: past the end of any plan's columns, so looking it up finds nothing.
+pub(crate) const NO_COLUMN: u32 = u32::MAX;
+
 /// The plan of one template: segments of slots, and the columns in the arena.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
     /// The slots of every segment, one after another, so the handler walks one vector.
     pub slots: Vec<Slot>,
+    /// For each slot, the column a value goes to ([`NO_COLUMN`] for slots of other kinds):
+    /// the handler's hot path reads a `u32` instead of matching a `Slot`.
+    pub value_column: Vec<u32>,
+    /// For each slot, the column an absent field nulls (a scalar's or a list's), else
+    /// [`NO_COLUMN`].
+    pub null_column: Vec<u32>,
     /// Each segment's slots: `slots[start..end]`.
     pub segments: Vec<(usize, usize)>,
     pub columns: Vec<ColumnSpec>,
@@ -147,6 +156,8 @@ impl Plan {
         let mut p = Planner {
             plan: Plan {
                 slots: Vec::new(),
+                value_column: Vec::new(),
+                null_column: Vec::new(),
                 segments: Vec::new(),
                 columns: Vec::new(),
                 top: Vec::new(),
@@ -185,6 +196,16 @@ impl Plan {
             let start = plan.slots.len();
             plan.slots.extend(seg);
             plan.segments.push((start, plan.slots.len()));
+        }
+        let index = |c: usize| u32::try_from(c).unwrap_or(NO_COLUMN);
+        for slot in &plan.slots {
+            let (value, null) = match *slot {
+                Slot::Column(c) => (index(c), index(c)),
+                Slot::List { column, .. } => (NO_COLUMN, index(column)),
+                _ => (NO_COLUMN, NO_COLUMN),
+            };
+            plan.value_column.push(value);
+            plan.null_column.push(null);
         }
         plan.entries = opts.entries.is_some();
         plan.repeated = plan
