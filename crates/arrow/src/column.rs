@@ -50,9 +50,10 @@ pub(crate) enum Data {
 pub(crate) struct Column {
     pub data: Data,
     /// Whether each value is valid, a byte per value (cheaper to append than a bit, packed
-    /// into Arrow's bitmap when the batch is finished). Held only once a null arrives: until
-    /// then every value is valid, and a value costs no validity at all.
-    pub valid: Option<Vec<bool>>,
+    /// into Arrow's bitmap when the batch is finished). Held only once a null arrives, and
+    /// then as long as the values: empty, every value is valid, and a value costs one test
+    /// of the length (an `Option` here costs a compare with its niche on every value).
+    pub valid: Vec<bool>,
     /// A decimal column's scale once fixed (by the template, the caller, or the first batch).
     pub scale: Option<i8>,
 }
@@ -102,7 +103,7 @@ impl Column {
         };
         Column {
             data,
-            valid: None,
+            valid: Vec::new(),
             scale,
         }
     }
@@ -152,8 +153,8 @@ impl Column {
     /// Marks the value just pushed valid.
     #[inline(always)]
     fn valid(&mut self) {
-        if let Some(v) = &mut self.valid {
-            v.push(true);
+        if !self.valid.is_empty() {
+            self.valid.push(true);
         }
     }
 
@@ -205,8 +206,8 @@ impl Column {
                 let have = bytes.len() - from;
                 bytes.extend_from_within(from..from + have.min(total - have));
             }
-            if let Some(v) = &mut self.valid {
-                v.extend(std::iter::repeat_n(true, n));
+            if !self.valid.is_empty() {
+                self.valid.extend(std::iter::repeat_n(true, n));
             }
             return;
         }
@@ -228,8 +229,8 @@ impl Column {
             Data::List { offsets } => offsets.reserve(n),
             data => each_int!(data, d => d.reserve(n)),
         }
-        if let Some(v) = &mut self.valid {
-            v.reserve(n);
+        if !self.valid.is_empty() {
+            self.valid.reserve(n);
         }
     }
 
@@ -237,9 +238,10 @@ impl Column {
     /// `push_default`, like `push`: most optional fields of wide entries are absent.
     #[inline(always)]
     pub fn push_null(&mut self) {
-        match &mut self.valid {
-            Some(v) => v.push(false),
-            None => self.first_null(),
+        if self.valid.is_empty() {
+            self.first_null();
+        } else {
+            self.valid.push(false);
         }
         self.push_default();
     }
@@ -248,10 +250,11 @@ impl Column {
     #[cold]
     fn first_null(&mut self) {
         let n = self.len();
-        let mut v = Vec::with_capacity(self.data_capacity().max(n + 1));
+        let room = self.data_capacity().max(n + 1);
+        let v = &mut self.valid;
+        v.reserve(room.saturating_sub(v.len()));
         v.resize(n, true);
         v.push(false);
-        self.valid = Some(v);
     }
 
     /// Values the column has room for.
@@ -296,9 +299,7 @@ impl Column {
 
     /// Cuts the column back to `len` values; returns, for a list, where its children end.
     pub fn truncate(&mut self, len: usize) -> usize {
-        if let Some(v) = &mut self.valid {
-            v.truncate(len);
-        }
+        self.valid.truncate(len);
         match &mut self.data {
             Data::Decimal { mantissa, exponent } => {
                 mantissa.truncate(len);
@@ -330,9 +331,8 @@ impl Column {
         let Some(last) = self.len().checked_sub(1) else {
             return;
         };
-        if let Some(v) = &mut self.valid {
-            let valid = v[last];
-            v.extend(std::iter::repeat_n(valid, n));
+        if let Some(&valid) = self.valid.get(last) {
+            self.valid.extend(std::iter::repeat_n(valid, n));
         }
         match &mut self.data {
             Data::Decimal { mantissa, exponent } => {
@@ -458,11 +458,8 @@ pub(crate) fn finish(
     if let Some(k) = &plan.columns[c].constant {
         cols[c].fill(k, len);
     }
-    let nulls = cols[c]
-        .valid
-        .take()
-        .map(|v| NullBuffer::new(pack_bits(&v)))
-        .filter(|n| n.null_count() > 0);
+    let valid = std::mem::take(&mut cols[c].valid);
+    let nulls = Some(NullBuffer::new(pack_bits(&valid))).filter(|n| n.null_count() > 0);
     let name = &plan.columns[c].name;
     // The next batch's vectors start at this one's size: no regrowth on the hot path.
     let next = Column::with_capacity_of(plan.columns[c].ty, &cols[c].data).data;
