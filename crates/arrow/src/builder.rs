@@ -332,9 +332,8 @@ impl Handler for TableBuilder {
 
     // Inlined into each of the decoder's field arms, so the column type's dispatch below is
     // a branch of that arm's own, which the predictor learns per field kind, not one shared
-    // jump that mispredicts whenever the type changes from field to field.
-    // A slot that takes no value has NO_COLUMN, which no column has: the lookup of the
-    // column is the only test.
+    // jump that mispredicts whenever the type changes from field to field. A slot that takes
+    // no value has NO_COLUMN, which no column has: looking the column up is the only test.
     #[inline(always)]
     fn value(&mut self, _: &Instr, value: FieldValue<'_>) {
         if let Some(pos) = self.next_pos() {
