@@ -477,12 +477,10 @@ pub(crate) fn finish(
             // Nulls hold 0e0: no fraction digits, and 0 at any scale, so they need no check.
             // Unless fixed, the first batch's values set the scale: the most fraction digits
             // any of them has. It stays for the later batches, so every batch has one schema.
+            // The most fraction digits are the smallest exponent's: a min over bytes, which
+            // the compiler vectorizes, instead of a scale worked out per value.
             let scale = cols[c].scale.unwrap_or_else(|| {
-                exponent
-                    .iter()
-                    .map(|&e| crate::plan::scale_of(e as i64))
-                    .max()
-                    .unwrap_or(0)
+                crate::plan::scale_of(exponent.iter().copied().min().unwrap_or(0) as i64)
             });
             let mut values = mantissa;
             for (v, &e) in values.iter_mut().zip(&exponent) {
