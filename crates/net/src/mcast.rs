@@ -161,8 +161,13 @@ impl McastReceiver {
             .strip_prefix("socket:[")?
             .strip_suffix(']')?
             .to_owned();
-        let table = std::fs::read_to_string("/proc/net/udp").ok()?;
-        udp_drops(&table, &inode)
+        // The kernel writes the table a page at a time and resumes each read by row number,
+        // so a socket closed elsewhere meanwhile can shift a row past a read's end and leave
+        // it out: read again when this socket's row is missing.
+        (0..4).find_map(|_| {
+            let table = std::fs::read_to_string("/proc/net/udp").ok()?;
+            udp_drops(&table, &inode)
+        })
     }
 
     pub fn group(&self) -> SocketAddrV4 {
