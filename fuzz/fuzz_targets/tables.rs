@@ -1,35 +1,17 @@
 //! Arrow tables (what Python's `read_table` and `decode --format parquet` build) from outside
-//! bytes: the first input byte picks the template set, the second the template, whether its
-//! rows are messages or the entries of one of its sequences, and a small batch size, so
-//! batches end often and mid-stream. Messages that fail to decode are rolled back, as the
-//! readers do. Must never panic, hang or allocate without bound, and every batch has the
+//! bytes: the first input byte picks the template set (see `common`), the second the template,
+//! whether its rows are messages or the entries of one of its sequences, and a small batch
+//! size, so batches end often and mid-stream. Messages that fail to decode are rolled back, as
+//! the readers do. Must never panic, hang or allocate without bound, and every batch has the
 //! rows the builder said it held.
 #![no_main]
 
-use std::sync::{Arc, OnceLock};
+mod common;
 
 use fastfeed_arrow::{TableBuilder, TableOptions};
 use fastfeed_codec::template::{Kind, Segment};
-use fastfeed_codec::{Decoder, Templates};
+use fastfeed_codec::Decoder;
 use libfuzzer_sys::fuzz_target;
-
-const SETS: [&str; 6] = [
-    include_str!("../../../shared/corpus/mfast-complex/example.xml"),
-    include_str!("../../../shared/corpus/moex-forts-2013/templates.xml"),
-    include_str!("../../../shared/corpus/openfast-fpl/FASTTestTemplate.xml"),
-    include_str!("../../../shared/corpus/openfast-acceptance/templates.xml"),
-    include_str!("../../crates/sim/templates/complex.xml"),
-    include_str!("../../crates/generated/templates/conformance/all.xml"),
-];
-
-fn sets() -> &'static Vec<Arc<Templates>> {
-    static S: OnceLock<Vec<Arc<Templates>>> = OnceLock::new();
-    S.get_or_init(|| {
-        SETS.iter()
-            .map(|x| fastfeed_codec::parse_templates(x).expect("corpus templates parse"))
-            .collect()
-    })
-}
 
 /// The names of a segment's sequences, with `Group.` before those inside groups.
 fn sequences(seg: &Segment, prefix: &str, out: &mut Vec<String>) {
@@ -46,7 +28,7 @@ fuzz_target!(|data: &[u8]| {
     let [pick, shape, bytes @ ..] = data else {
         return;
     };
-    let ts = &sets()[*pick as usize % SETS.len()];
+    let ts = common::set(*pick);
     let templates: Vec<_> = ts.iter().filter(|t| !t.session).collect();
     let Some(t) = templates.get((*shape & 0x0f) as usize % templates.len().max(1)) else {
         return;

@@ -218,11 +218,7 @@ impl TableBuilder {
     /// Advances to the next slot of the current segment and returns it.
     #[inline(always)]
     fn next_slot(&mut self) -> Option<&Slot> {
-        let pos = self.cur.pos;
-        if pos >= self.cur.end {
-            return None;
-        }
-        self.cur.pos = pos + 1;
+        let pos = self.next_pos()?;
         self.plan.slots.get(pos)
     }
 
