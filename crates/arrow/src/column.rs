@@ -5,10 +5,7 @@
 use std::sync::Arc;
 
 use arrow_array::types::*;
-use arrow_array::{
-    Array, ArrayRef, BinaryArray, Decimal128Array, ListArray, PrimitiveArray, StringArray,
-    StructArray,
-};
+use arrow_array::{Array, ArrayRef, Decimal128Array, ListArray, PrimitiveArray, StructArray};
 use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields};
 use fastfeed_codec::template::IntType;
@@ -505,16 +502,14 @@ pub(crate) fn finish(
                     .with_precision_and_scale(DECIMAL_PRECISION, scale)?,
             )
         }
-        Data::Bytes { offsets, bytes } => {
-            let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
-            if plan.columns[c].ty == ColumnType::Utf8 {
-                // Validates UTF-8: ASCII fields are 7-bit and unicode ones checked on decode,
-                // so this never fails on decoder output.
-                Arc::new(StringArray::try_new(offsets, bytes.into(), nulls)?)
-            } else {
-                Arc::new(BinaryArray::try_new(offsets, bytes.into(), nulls)?)
-            }
-        }
+        // ASCII fields are 7-bit and unicode ones checked on decode, so UTF-8 validation
+        // never fails on decoder output.
+        Data::Bytes { offsets, bytes } => crate::unchecked::byte_array(
+            plan.columns[c].ty == ColumnType::Utf8,
+            offsets,
+            bytes,
+            nulls,
+        )?,
         Data::List { offsets } => {
             let children = plan.columns[c].children.clone();
             let elements = *offsets.last().expect("offsets start with 0") as usize;
