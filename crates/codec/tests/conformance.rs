@@ -359,6 +359,9 @@ fn initial_values_that_do_not_convert_are_s3() {
         r#"<decimal name="A"><default value="."/></decimal>"#,
         r#"<decimal name="A"><default value="1.5.2"/></decimal>"#,
         r#"<decimal name="A"><default value="99999999999999999999"/></decimal>"#,
+        r#"<decimal name="A"><default value="9223372036854775808"/></decimal>"#,
+        r#"<decimal name="A"><default value="10000000000000000000000000000000000000000000000000000000000000000"/></decimal>"#,
+        r#"<decimal name="A"><default value="0.0000000000000000000000000000000000000000000000000000000000000001"/></decimal>"#,
         r#"<byteVector name="A"><default value="0g"/></byteVector>"#,
     ] {
         let e = parse_templates(&format!(
@@ -374,6 +377,16 @@ fn initial_values_that_do_not_convert_are_s3() {
         ("-0.1", Decimal::new(-1, -1)),
         ("12000", Decimal::new(3, 12)),
         ("-0", Decimal::new(0, 0)),
+        ("0.000", Decimal::new(0, 0)),
+        // Normalized before the range is judged (6.3.2): trailing zeros go to the exponent.
+        (
+            "9223372036854775807000000000000000000000000000000000000000000000",
+            Decimal::new(45, i64::MAX),
+        ),
+        ("-1000000000000000000000", Decimal::new(21, -1)),
+        ("1.0000000000000000000000", Decimal::new(0, 1)),
+        ("00120.0500", Decimal::new(-2, 12005)),
+        ("-9223372036854775808", Decimal::new(0, i64::MIN)),
     ] {
         let ts = templates(&format!(
             r#"<template name="T" id="1"><decimal name="A"><default value="{value}"/></decimal></template>"#

@@ -296,7 +296,18 @@ pub(super) fn parse_initial_decimal(v: &str) -> Option<(i32, i64)> {
     if (int.is_empty() && frac.is_empty()) || !digits(int) || !digits(frac) {
         return None;
     }
-    parse_decimal(v)
+    // The value is normalized (§6.3.2: the mantissa has no trailing zeros), so those zeros
+    // belong to the exponent before the mantissa's range is judged: 9223372036854775807
+    // followed by 45 zeros is (45, 9223372036854775807), and 1.0000000000000000000000 is 1.
+    let all = format!("{int}{frac}");
+    let significant = all.trim_start_matches('0');
+    let kept = significant.trim_end_matches('0');
+    if kept.is_empty() {
+        return Some((0, 0));
+    }
+    let exponent = (significant.len() - kept.len()) as i64 - frac.len() as i64;
+    let sign = if v.starts_with('-') { "-" } else { "" };
+    parse_decimal(&format!("{sign}{kept}e{exponent}"))
 }
 
 /// Moves trailing zeros of the mantissa into the exponent: the spec takes an initial value
