@@ -71,7 +71,21 @@ fn encoder_emits_a_reset_on_request_and_resets_itself() {
     enc.encode(&msg(2, vec![Some(Value::UInt(5))]), &mut out)
         .unwrap();
     assert_eq!(out, hex("E0 82 85  C0 F8  E0 82 85"));
-    assert_eq!(common::decode_all(&mut Decoder::new(ts), &out).len(), 3);
+    assert_eq!(
+        common::decode_all(&mut Decoder::new(ts.clone()), &out).len(),
+        3
+    );
+    // The message after a Reset sends its template id, even a second Reset: the reset
+    // made the template id's entry undefined too (a strict decoder holds none).
+    out.clear();
+    enc.encode_reset(&mut out).unwrap();
+    enc.encode_reset(&mut out).unwrap();
+    enc.encode(&msg(2, vec![Some(Value::UInt(5))]), &mut out)
+        .unwrap();
+    enc.encode(&msg(2, vec![Some(Value::UInt(5))]), &mut out)
+        .unwrap();
+    assert_eq!(out, hex("C0 F8  C0 F8  E0 82 85  80"));
+    assert_eq!(common::decode_all(&mut Decoder::new(ts), &out).len(), 4);
 }
 
 #[test]

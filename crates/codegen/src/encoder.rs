@@ -106,8 +106,10 @@ pub(crate) fn emit(plan: &Plan, o: &mut Out) -> Result<(), Error> {
         o.line(format!("let send_tid = self.last_tid != Some({});", t.t.id));
         o.line(format!("self.last_tid = Some({});", t.t.id));
         if t.t.reset {
+            // The next message sends its template id: after a reset a decoder may hold none.
             o.open("if top {");
             o.line("self.dict.reset();");
+            o.line("self.last_tid = None;");
             o.close("}");
         }
         o.line("let at = out.len();");

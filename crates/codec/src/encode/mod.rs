@@ -148,6 +148,11 @@ impl State_ {
         self.last_tid = Some(t.id);
         if top && t.reset {
             self.dict.reset();
+            // The next message sends its template id: the spec resets every dictionary
+            // entry, the template id's copy among them (§6.3.1, §10), so a strict decoder
+            // holds none after this message. Decoders that keep it (this one, mFAST) read
+            // the explicit id as well.
+            self.last_tid = None;
         }
         let at = out.len();
         let reserve = (t.body.max_bits + 1).div_ceil(7) as usize;
@@ -257,7 +262,7 @@ impl State_ {
                         return Ok(());
                     }
                     Some(Value::Group(f)) => f,
-                    None => return fail(ErrorKind::MissingValue),
+                    None => return fail(ErrorKind::NoValueGiven),
                     Some(_) => return fail(ErrorKind::TypeMismatch),
                 };
                 if instr.optional {
@@ -297,7 +302,7 @@ impl State_ {
         // A mandatory field needs a value, a mandatory constant included (spec Appendix
         // 3.2.1: an absent input is an error).
         if v.is_none() && !s.optional {
-            return fail(ErrorKind::MissingValue);
+            return fail(ErrorKind::NoValueGiven);
         }
         match s.op {
             Op::None => write(out, s.ty, s.optional, v),

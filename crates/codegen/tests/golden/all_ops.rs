@@ -1509,6 +1509,7 @@ impl Encoder {
         self.last_tid = Some(120);
         if top {
             self.dict.reset();
+            self.last_tid = None;
         }
         let at = out.len();
         out.resize(at + 1, 0);

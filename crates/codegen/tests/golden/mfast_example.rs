@@ -997,6 +997,7 @@ impl Encoder {
         self.last_tid = Some(1);
         if top {
             self.dict.reset();
+            self.last_tid = None;
         }
         let at = out.len();
         out.resize(at + 1, 0);
@@ -1030,6 +1031,7 @@ impl Encoder {
         self.last_tid = Some(120);
         if top {
             self.dict.reset();
+            self.last_tid = None;
         }
         let at = out.len();
         out.resize(at + 1, 0);
