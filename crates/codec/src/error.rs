@@ -65,6 +65,9 @@ pub enum ErrorKind {
     MissingValue,
     #[error("mandatory field has no value: the dictionary entry is empty")]
     EmptyPrevious,
+    /// Encoding: the message gives no value for a mandatory field (a constant included).
+    #[error("mandatory field has no value in the message to encode")]
+    NoValueGiven,
     #[error("subtraction length {0} is larger than the base value or out of range")]
     BadSubtraction(i64),
     #[error("decimal exponent {0} is outside -63 to 63")]
@@ -94,9 +97,8 @@ impl ErrorKind {
     pub fn spec_code(&self) -> Option<SpecCode> {
         use ErrorKind::*;
         Some(match self {
-            Truncated | SequenceTooLong(_) | LengthTooLong(_) | TooDeep(_) | MessageTooLong(_) => {
-                return None
-            }
+            Truncated | SequenceTooLong(_) | LengthTooLong(_) | TooDeep(_) | MessageTooLong(_)
+            | NoValueGiven => return None,
             IntegerOverflow => SpecCode::D2,
             DeltaOverflow => SpecCode::R4,
             OverlongInteger => SpecCode::R6,

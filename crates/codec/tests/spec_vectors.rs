@@ -282,7 +282,7 @@ fn constant_3_2_1() {
         assert!(
             matches!(
                 e.kind,
-                ErrorKind::ConstantMismatch | ErrorKind::MissingValue
+                ErrorKind::ConstantMismatch | ErrorKind::NoValueGiven
             ),
             "{v:?}: {e}"
         );

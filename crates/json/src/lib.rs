@@ -11,7 +11,7 @@
 
 use std::str::FromStr;
 
-use fastfeed_codec::template::{FieldType, Instr, Kind, Template};
+use fastfeed_codec::template::{FieldType, Initial, Instr, Kind, Op, Scalar, Template};
 use fastfeed_codec::{Decimal, Fields, Message, Templates, Value};
 use serde_json::{Map, Number, Value as Json};
 
@@ -209,7 +209,13 @@ impl Reader<'_> {
         instrs
             .iter()
             .map(|instr| match obj.get(&instr.name) {
-                None | Some(Json::Null) => Ok(None),
+                // A mandatory constant is never in the stream: its value is the template's,
+                // so a message written by hand may leave it out.
+                None => Ok(match &instr.kind {
+                    Kind::Scalar(s) if s.op == Op::Constant && !s.optional => constant(s),
+                    _ => None,
+                }),
+                Some(Json::Null) => Ok(None),
                 Some(j) => self.value(instr, j, path).map(Some),
             })
             .collect()
@@ -253,6 +259,23 @@ impl Reader<'_> {
             )?))),
         }
     }
+}
+
+/// A constant field's value, from its initial value.
+fn constant(s: &Scalar) -> Option<Value> {
+    Some(match (s.ty, s.initial.as_ref()?) {
+        (FieldType::Int(it), &Initial::Int(bits)) if it.signed() => Value::Int(bits as i64),
+        (FieldType::Int(_), &Initial::Int(bits)) => Value::UInt(bits),
+        (FieldType::Decimal, &Initial::Decimal { exponent, mantissa }) => {
+            Value::Decimal(Decimal::new(exponent, mantissa))
+        }
+        (FieldType::Ascii, Initial::Bytes(b)) => Value::Ascii(String::from_utf8(b.to_vec()).ok()?),
+        (FieldType::Unicode, Initial::Bytes(b)) => {
+            Value::Unicode(String::from_utf8(b.to_vec()).ok()?)
+        }
+        (FieldType::Bytes, Initial::Bytes(b)) => Value::Bytes(b.to_vec()),
+        _ => return None,
+    })
 }
 
 /// How a field type is named in the template XML.
@@ -451,5 +474,52 @@ mod tests {
             }
             assert!(from_json_with(&j, &ts, allow).is_ok(), "{text}");
         }
+    }
+
+    /// A mandatory constant left out of the JSON takes its template value; an optional one
+    /// left out is absent, and a wrong value stays the encoder's error.
+    #[test]
+    fn mandatory_constants_may_be_left_out() {
+        let ts = fastfeed_codec::parse_templates(
+            r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
+              <template name="H" id="6">
+                <string name="V"><constant value="9"/></string>
+                <int32 name="N"><constant value="-3"/></int32>
+                <decimal name="D"><constant value="1.50"/></decimal>
+                <string name="U" charset="unicode"><constant value="é"/></string>
+                <byteVector name="B"><constant value="0aff"/></byteVector>
+                <uInt32 name="O" presence="optional"><constant value="7"/></uInt32>
+                <uInt32 name="Seq"/>
+              </template></templates>"#,
+        )
+        .unwrap();
+        let short = from_json(
+            &serde_json::from_str(r#"{"templateId":6,"Seq":1}"#).unwrap(),
+            &ts,
+        )
+        .unwrap();
+        assert_eq!(
+            short.fields,
+            [
+                Some(Value::Ascii("9".into())),
+                Some(Value::Int(-3)),
+                Some(Value::Decimal(Decimal::new(-1, 15))),
+                Some(Value::Unicode("é".into())),
+                Some(Value::Bytes(vec![0x0a, 0xff])),
+                None,
+                Some(Value::UInt(1)),
+            ]
+        );
+        let full = r#"{"templateId":6,"V":"9","N":-3,"D":"1.5","U":"é","B":"0aff","Seq":1}"#;
+        let full = from_json(&serde_json::from_str(full).unwrap(), &ts).unwrap();
+        let mut enc = fastfeed_codec::Encoder::new(ts.clone());
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        enc.encode(&short, &mut a).unwrap();
+        enc.reset();
+        enc.encode(&full, &mut b).unwrap();
+        assert_eq!(a, b);
+        let wrong = r#"{"templateId":6,"V":"8","Seq":1}"#;
+        let wrong = from_json(&serde_json::from_str(wrong).unwrap(), &ts).unwrap();
+        assert!(enc.encode(&wrong, &mut Vec::new()).is_err());
     }
 }

@@ -76,7 +76,7 @@ impl State_ {
         let v = match v {
             None if OPT => None,
             // A mandatory field needs a value, a mandatory constant included.
-            None => return fail(ErrorKind::MissingValue),
+            None => return fail(ErrorKind::NoValueGiven),
             Some(v) => Some(bits::<SIGNED>(a, v)?),
         };
         let init = a.has_init.then_some(a.init);
@@ -158,7 +158,7 @@ impl State_ {
         };
         let v: Option<&[u8]> = match v {
             None if OPT => None,
-            None => return fail(ErrorKind::MissingValue),
+            None => return fail(ErrorKind::NoValueGiven),
             Some(Value::Ascii(x) | Value::Unicode(x)) if x.is_ascii() => Some(x.as_bytes()),
             Some(_) => return fail(ErrorKind::TypeMismatch),
         };
