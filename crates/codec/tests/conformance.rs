@@ -320,6 +320,25 @@ fn the_fast_1_0_namespace_of_the_specs_example_is_read() {
     assert_eq!(got[0].fields[3], u(7));
 }
 
+/// FAST 1.1's URI as exchanges' files spell it (another case; the Shanghai Stock Exchange's
+/// "FIXprotocal") is read as FAST's; another namespace's elements are still left out.
+#[test]
+fn variant_spellings_of_the_fast_namespace_are_read() {
+    for ns in [
+        "http://www.FIXprotocal.org/ns/FAST/td/1.1",
+        "http://www.fixprotocol.org/ns/FAST/td/1.1",
+    ] {
+        let xml = format!(
+            r#"<templates xmlns="{ns}"><template name="T" id="1"><uInt32 name="A"/></template>
+               <x:template xmlns:x="urn:example:other/ns/fast/td/1.0" name="X" id="2"/></templates>"#
+        );
+        let ts = parse_templates(&xml).unwrap_or_else(|e| panic!("{ns}: {e}"));
+        assert_eq!(ts.by_name("T").map(|t| t.id), Some(1), "{ns}");
+        assert!(ts.by_name("X").is_none(), "{ns}");
+        assert_eq!(decode(&ts, &hex("C0 81 85"))[0].fields[0], u(5));
+    }
+}
+
 /// A document type declaration, as validating tools write, is read past (entity bombs are
 /// refused: `malformed.rs`).
 #[test]

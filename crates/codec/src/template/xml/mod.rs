@@ -19,8 +19,20 @@ const FAST_NS: &str = "http://www.fixprotocol.org/ns/fast/td/1.1";
 const FAST_NS_1_0: &str = "http://www.fixprotocol.org/ns/template-definition";
 
 /// Whether elements in namespace `ns` are FAST template elements (no namespace counts).
+/// Exchanges' published files also spell FAST 1.1's URI in other cases, or with another host
+/// (the Shanghai Stock Exchange's `http://www.FIXprotocal.org/ns/FAST/td/1.1`), and other
+/// decoders (mFAST, QuickFAST) read them: a URI whose path is FAST's, in any case, is FAST's.
 fn is_fast_ns(ns: Option<&str>) -> bool {
-    matches!(ns, None | Some("") | Some(FAST_NS) | Some(FAST_NS_1_0))
+    const PATH: &str = "/ns/fast/td/1.1";
+    match ns {
+        None | Some("") | Some(FAST_NS) | Some(FAST_NS_1_0) => true,
+        Some(u) => {
+            u.len() >= PATH.len() && {
+                let tail = &u.as_bytes()[u.len() - PATH.len()..];
+                tail.eq_ignore_ascii_case(PATH.as_bytes())
+            }
+        }
+    }
 }
 /// Hostile-input guards: template files of real exchanges are well under these.
 const MAX_XML_BYTES: usize = 16 << 20;
