@@ -435,3 +435,103 @@ fn handle_ends_a_damaged_line_and_names_the_damage() {
     assert!(err.contains("channel.missing=0"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// A venue that names instruments by Symbol and TradingSessionID (MOEX ASTS's shape, in
+/// templates written here): messages written as JSON, encoded by `fastfeed encode`, handled
+/// from the capture, and one instrument's book asked for with `book --symbol`.
+#[test]
+fn books_of_instruments_named_by_symbol() {
+    let dir = scratch("feed-symbols");
+    let templates = dir.join("t.xml");
+    std::fs::write(
+        &templates,
+        r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
+  <template name="X-OBR" id="10">
+    <string name="MessageType" id="35"><constant value="X"/></string>
+    <uInt32 name="MsgSeqNum" id="34"/>
+    <sequence name="GroupMDEntries"><length name="NoMDEntries" id="268"/>
+      <uInt32 name="MDUpdateAction" id="279"/>
+      <string name="MDEntryType" id="269"/>
+      <string name="Symbol" id="55" presence="optional"><copy/></string>
+      <int32 name="RptSeq" id="83" presence="optional"/>
+      <decimal name="MDEntryPx" id="270" presence="optional"/>
+      <decimal name="MDEntrySize" id="271" presence="optional"/>
+      <string name="TradingSessionID" id="336" presence="optional"><copy/></string>
+    </sequence>
+  </template>
+</templates>"#,
+    )
+    .unwrap();
+    let entry = |action: u32, side: &str, sym: &str, rpt: u32, px: &str, size: u32| {
+        format!(
+            r#"{{"MDUpdateAction":{action},"MDEntryType":"{side}","Symbol":"{sym}","RptSeq":{rpt},"MDEntryPx":"{px}","MDEntrySize":"{size}","TradingSessionID":"CETS"}}"#
+        )
+    };
+    let msgs = [
+        (1, entry(0, "0", "USD000UTSTOM", 1, "90.5", 1000)),
+        (2, entry(0, "1", "EUR_RUB__TOM", 1, "98.25", 500)),
+        (3, entry(0, "1", "USD000UTSTOM", 2, "90.75", 2000)),
+        (4, entry(1, "0", "USD000UTSTOM", 3, "90.5", 3000)),
+    ];
+    let jsonl: String = msgs
+        .iter()
+        .map(|(seq, e)| {
+            format!(r#"{{"templateId":10,"MsgSeqNum":{seq},"GroupMDEntries":[{e}]}}"#) + "\n"
+        })
+        .collect();
+    std::fs::write(dir.join("in.jsonl"), jsonl).unwrap();
+    let capture = dir.join("a.dat");
+    let out = fastfeed()
+        .args(["encode", "-t"])
+        .arg(&templates)
+        .arg(dir.join("in.jsonl"))
+        .arg("-o")
+        .arg(&capture)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let cfg = dir.join("asts.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "feed = \"asts\"\nprofile = \"fix\"\ntemplates = \"{}\"\n\n[[channel]]\nname = \"OBR\"\npacket = {{ kind = \"none\" }}\na = {{ group = \"{}\", capture = \"{}\", format = \"raw\" }}\n",
+            templates.display(),
+            unique_group(9),
+            capture.display()
+        ),
+    )
+    .unwrap();
+    let out = fastfeed()
+        .args([
+            "book",
+            "--captures",
+            "--json",
+            "--symbol",
+            "USD000UTSTOM:CETS",
+        ])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    let last: serde_json::Value = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .last()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .unwrap_or_else(|| panic!("no book change: {err}"));
+    let security = fastfeed_events::symbol_security("USD000UTSTOM", Some("CETS"));
+    assert_eq!(num(&last, "security"), security);
+    assert_eq!(num(&last, "rptSeq"), 3);
+    assert_eq!(last["bids"][0][1], 3000, "{last}");
+    assert_eq!(last["offers"][0][1], 2000, "{last}");
+    assert!(
+        err.contains(&format!("3 changes of security {security}")),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -19,8 +19,13 @@ pub struct BookArgs {
     /// The feed configuration (TOML).
     pub config: PathBuf,
     /// The instrument (SecurityID).
-    #[arg(long)]
-    pub security: u64,
+    #[arg(long, required_unless_present = "symbol", conflicts_with = "symbol")]
+    pub security: Option<u64>,
+    /// The instrument, on venues that name instruments by Symbol rather than SecurityID
+    /// (MOEX ASTS): SYMBOL, or SYMBOL:SESSION where a TradingSessionID comes with it
+    /// (`USD000UTSTOM:CETS`).
+    #[arg(long, value_name = "SYMBOL[:SESSION]")]
+    pub symbol: Option<String>,
     /// One JSON object per book change: security, rptSeq, msgSeqNum, state, fromSnapshot,
     /// bids and offers as [price, size, orders] from the best level down.
     #[arg(long)]
@@ -159,10 +164,26 @@ impl Output for Printer {
     }
 }
 
+/// The security id the arguments name: a SecurityID, or the id a symbol is given.
+fn security_of(a: &BookArgs) -> u64 {
+    match (&a.symbol, a.security) {
+        (Some(s), _) => {
+            let (symbol, session) = match s.split_once(':') {
+                Some((sym, sess)) => (sym, Some(sess)),
+                None => (s.as_str(), None),
+            };
+            fastfeed_events::symbol_security(symbol, session)
+        }
+        (None, Some(id)) => id,
+        (None, None) => unreachable!("clap requires one"),
+    }
+}
+
 pub fn run(a: BookArgs) -> Result<ExitCode> {
     let (_, channels) = load(&a.config, false)?;
+    let security = security_of(&a);
     let mut p = Printer {
-        security: a.security,
+        security,
         json: a.json,
         follow: a.follow,
         out: BufWriter::new(std::io::stdout()),
@@ -185,7 +206,7 @@ pub fn run(a: BookArgs) -> Result<ExitCode> {
         None => {}
     }
     p.out.flush()?;
-    eprintln!("{} changes of security {}", p.changes, a.security);
+    eprintln!("{} changes of security {security}", p.changes);
     if p.changes == 0 {
         // A mistyped id reads as an instrument that never traded: say what the feed had.
         let busiest = p.busiest(5);

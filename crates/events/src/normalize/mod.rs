@@ -6,6 +6,7 @@ use fastfeed_codec::template::Instr;
 use fastfeed_codec::{Decimal, FieldValue, Handler, Template, Templates};
 
 use crate::event::*;
+use crate::instrument::{entry_id_text, key, value_hash};
 use crate::map::{Elem, TemplateMap, Top};
 use crate::profile::{EntryKind, Profile};
 
@@ -93,6 +94,9 @@ struct TopScratch {
     sending_time: Option<u64>,
     security: Option<u64>,
     symbol: Symbol,
+    /// The symbol and the TradingSessionID hashed, for instruments named by them.
+    symbol_hash: Option<u64>,
+    session: Option<u64>,
     rpt_seq: Option<u64>,
     last_processed: Option<u64>,
     tot_num_reports: Option<u32>,
@@ -108,6 +112,8 @@ struct EntryScratch {
     action: Option<u64>,
     entry_type: Option<u8>,
     security: Option<u64>,
+    symbol_hash: Option<u64>,
+    session: Option<u64>,
     rpt_seq: Option<u64>,
     price: Option<Decimal>,
     size: Option<i64>,
@@ -261,7 +267,13 @@ impl Normalizer {
                 if !t.symbol.set(bytes(&v)) {
                     self.stats.symbols_cut += 1;
                 }
+                // Needed only where no SecurityID names the instrument (and one sent
+                // before the symbol spares the hashing).
+                if t.security.is_none() {
+                    t.symbol_hash = value_hash(&v);
+                }
             }
+            Top::Session => t.session = value_hash(&v),
             Top::RptSeq => t.rpt_seq = uint(v),
             Top::LastMsgSeqNumProcessed => t.last_processed = uint(v),
             Top::TotNumReports => t.tot_num_reports = uint(v).map(clamp32),
@@ -281,12 +293,15 @@ impl Normalizer {
             Elem::Action => e.action = uint(v),
             Elem::EntryType => e.entry_type = entry_type(v),
             Elem::SecurityId => e.security = uint(v),
+            Elem::Symbol if e.security.is_none() => e.symbol_hash = value_hash(&v),
+            Elem::Symbol => {}
+            Elem::Session => e.session = value_hash(&v),
             Elem::RptSeq => e.rpt_seq = uint(v),
             Elem::Price => e.price = decimal(v),
             Elem::Size => e.size = int(v),
             Elem::Level => e.level = uint(v).map(clamp32),
             Elem::Depth => e.depth = uint(v).map(clamp32),
-            Elem::EntryId => e.entry_id = uint(v),
+            Elem::EntryId => e.entry_id = uint(v).or_else(|| entry_id_text(bytes(&v))),
             Elem::Orders => e.orders = uint(v).map(clamp32),
             Elem::Aggressor => e.aggressor = uint(v),
         }
@@ -326,7 +341,12 @@ impl Normalizer {
                 None => return,
             }
         } else {
-            let security = e.security.unwrap_or(NO_SECURITY);
+            // The entry's own SecurityID, else its symbol (with its session, or the
+            // message's); else the message's instrument, filled in at its end.
+            let security = e
+                .security
+                .or_else(|| Some(key(e.symbol_hash?, e.session.or(self.top.session))))
+                .unwrap_or(NO_SECURITY);
             let rpt_seq = e.rpt_seq;
             let action = e
                 .action
@@ -363,7 +383,11 @@ impl Normalizer {
 
     fn finish_message(&mut self, m: usize) {
         let kind = self.maps[m].kind;
-        let t = self.top;
+        let mut t = self.top;
+        // A message that names its instrument by symbol only.
+        if t.security.is_none() {
+            t.security = t.symbol_hash.map(|s| key(s, t.session));
+        }
         let start = self.msg_start as usize;
         match kind {
             MsgKind::Incremental => {
