@@ -459,6 +459,21 @@ fn books_of_instruments_named_by_symbol() {
       <string name="TradingSessionID" id="336" presence="optional"><copy/></string>
     </sequence>
   </template>
+  <template name="W-OBS" id="11">
+    <string name="MessageType" id="35"><constant value="W"/></string>
+    <uInt32 name="MsgSeqNum" id="34"/>
+    <uInt32 name="LastMsgSeqNumProcessed" id="369"/>
+    <int32 name="RptSeq" id="83"/>
+    <uInt32 name="LastFragment" id="893" presence="optional"/>
+    <uInt32 name="RouteFirst" id="7944" presence="optional"/>
+    <string name="TradingSessionID" id="336" presence="optional"/>
+    <string name="Symbol" id="55"/>
+    <sequence name="GroupMDEntries"><length name="NoMDEntries" id="268"/>
+      <string name="MDEntryType" id="269"/>
+      <decimal name="MDEntryPx" id="270" presence="optional"/>
+      <decimal name="MDEntrySize" id="271" presence="optional"/>
+    </sequence>
+  </template>
 </templates>"#,
     )
     .unwrap();
@@ -479,29 +494,43 @@ fn books_of_instruments_named_by_symbol() {
             format!(r#"{{"templateId":10,"MsgSeqNum":{seq},"GroupMDEntries":[{e}]}}"#) + "\n"
         })
         .collect();
-    std::fs::write(dir.join("in.jsonl"), jsonl).unwrap();
-    let capture = dir.join("a.dat");
-    let out = fastfeed()
-        .args(["encode", "-t"])
-        .arg(&templates)
-        .arg(dir.join("in.jsonl"))
-        .arg("-o")
-        .arg(&capture)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    // The snapshot line: USD000UTSTOM's book as of RptSeq 2 in two fragments.
+    let fragment = |seq: u32, last: u32, first: u32, side: &str, px: &str, size: u32| {
+        format!(
+            r#"{{"templateId":11,"MsgSeqNum":{seq},"LastMsgSeqNumProcessed":3,"RptSeq":2,"LastFragment":{last},"RouteFirst":{first},"TradingSessionID":"CETS","Symbol":"USD000UTSTOM","GroupMDEntries":[{{"MDEntryType":"{side}","MDEntryPx":"{px}","MDEntrySize":"{size}"}}]}}"#
+        ) + "\n"
+    };
+    let snapshots = fragment(1, 0, 1, "0", "90.5", 1000) + &fragment(2, 1, 0, "1", "90.75", 2000);
+    let encode = |jsonl: &str, name: &str| {
+        std::fs::write(dir.join(format!("{name}.jsonl")), jsonl).unwrap();
+        let capture = dir.join(format!("{name}.dat"));
+        let out = fastfeed()
+            .args(["encode", "-t"])
+            .arg(&templates)
+            .arg(dir.join(format!("{name}.jsonl")))
+            .arg("-o")
+            .arg(&capture)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        capture
+    };
+    let capture = encode(&jsonl, "a");
+    let snapshot = encode(&snapshots, "s");
     let cfg = dir.join("asts.toml");
     std::fs::write(
         &cfg,
         format!(
-            "feed = \"asts\"\nprofile = \"fix\"\ntemplates = \"{}\"\n\n[[channel]]\nname = \"OBR\"\npacket = {{ kind = \"none\" }}\na = {{ group = \"{}\", capture = \"{}\", format = \"raw\" }}\n",
+            "feed = \"asts\"\nprofile = \"fix\"\ntemplates = \"{}\"\n\n[[channel]]\nname = \"OBR\"\npacket = {{ kind = \"none\" }}\na = {{ group = \"{}\", capture = \"{}\", format = \"raw\" }}\nsnapshot = {{ group = \"{}\", capture = \"{}\", format = \"raw\" }}\n",
             templates.display(),
             unique_group(9),
-            capture.display()
+            capture.display(),
+            unique_group(10),
+            snapshot.display()
         ),
     )
     .unwrap();
@@ -518,20 +547,25 @@ fn books_of_instruments_named_by_symbol() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{err}");
-    let last: serde_json::Value = String::from_utf8(out.stdout)
+    let changes: Vec<serde_json::Value> = String::from_utf8(out.stdout)
         .unwrap()
         .lines()
-        .last()
         .map(|l| serde_json::from_str(l).unwrap())
-        .unwrap_or_else(|| panic!("no book change: {err}"));
+        .collect();
     let security = fastfeed_events::symbol_security("USD000UTSTOM", Some("CETS"));
-    assert_eq!(num(&last, "security"), security);
-    assert_eq!(num(&last, "rptSeq"), 3);
+    // The book from both fragments at RptSeq 2, then the queued change at RptSeq 3.
+    let snap = changes
+        .iter()
+        .find(|c| c["fromSnapshot"] == true)
+        .unwrap_or_else(|| panic!("no snapshot taken: {err}"));
+    assert_eq!((num(snap, "security"), num(snap, "rptSeq")), (security, 2));
+    assert_eq!(snap["bids"][0][1], 1000, "{snap}");
+    assert_eq!(snap["offers"][0][1], 2000, "{snap}");
+    let last = changes.last().unwrap();
+    assert_eq!(num(last, "security"), security);
+    assert_eq!(num(last, "rptSeq"), 3);
+    assert_eq!(last["state"], "live", "{last}");
     assert_eq!(last["bids"][0][1], 3000, "{last}");
     assert_eq!(last["offers"][0][1], 2000, "{last}");
-    assert!(
-        err.contains(&format!("3 changes of security {security}")),
-        "{err}"
-    );
     std::fs::remove_dir_all(&dir).ok();
 }

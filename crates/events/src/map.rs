@@ -20,6 +20,9 @@ pub(crate) enum Top {
     RptSeq,
     LastMsgSeqNumProcessed,
     TotNumReports,
+    /// LastFragment (893) and RouteFirst (7944): a snapshot sent in several messages.
+    LastFragment,
+    RouteFirst,
     NewSeqNo,
     TradingStatus,
     SessionStatus,
@@ -72,6 +75,8 @@ fn top_role(t: u32) -> Top {
         83 => Top::RptSeq,
         369 => Top::LastMsgSeqNumProcessed,
         911 => Top::TotNumReports,
+        893 => Top::LastFragment,
+        7944 => Top::RouteFirst,
         36 => Top::NewSeqNo,
         326 => Top::TradingStatus,
         340 => Top::SessionStatus,

@@ -14,6 +14,7 @@ use fastfeed_events::{
 use fastfeed_feed::config::{ChannelConfig, PacketHeader};
 use fastfeed_feed::{Arbiter, Arbitration, Line, SeqOutcome};
 
+use crate::fragments::Fragments;
 use crate::instruments::Instruments;
 use crate::output::{BookView, Output};
 use crate::stats::{ChannelStats, StalePeriod};
@@ -172,6 +173,7 @@ pub struct Channel {
     startup: bool,
     cycle_seen: bool,
     snap_seen: HashSet<u64>,
+    fragments: Fragments,
     stats: ChannelStats,
 }
 
@@ -208,6 +210,7 @@ impl Channel {
             startup: true,
             cycle_seen: false,
             snap_seen: HashSet::new(),
+            fragments: Fragments::default(),
             stats,
         }
     }
@@ -563,6 +566,9 @@ impl Channel {
             match (m.kind, events.first()) {
                 (MsgKind::Snapshot, Some(Event::SnapshotBegin(h))) => {
                     let entries = &events[1..events.len().saturating_sub(1)];
+                    let Some(entries) = self.fragments.add(h, entries, &mut self.stats) else {
+                        continue;
+                    };
                     self.instruments
                         .on_snapshot(h, entries, now_ns, &mut self.stats, out);
                     if !self.snap_seen.insert(h.security) {

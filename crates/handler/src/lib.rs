@@ -11,6 +11,7 @@
 
 pub mod bench;
 mod channel;
+mod fragments;
 mod instruments;
 pub mod live;
 mod output;

@@ -66,6 +66,11 @@ pub struct ChannelStats {
     pub snapshots_applied: u64,
     /// Snapshots too old for an instrument's queue (its next one is awaited).
     pub snapshots_too_old: u64,
+    /// Snapshot messages that were a fragment of an instrument's snapshot.
+    pub snapshot_fragments: u64,
+    /// Snapshots given up part-way: a fragment with no first one before it, or a new first
+    /// fragment before the last of the open one.
+    pub snapshot_fragments_dropped: u64,
     /// Snapshots of live instruments compared with their book at the same RptSeq.
     pub snapshot_checks: u64,
     /// Of those, books that differed (the snapshot was applied instead).
@@ -127,6 +132,11 @@ impl ChannelStats {
             ("queue_dropped".into(), self.queue_dropped),
             ("snapshots_applied".into(), self.snapshots_applied),
             ("snapshots_too_old".into(), self.snapshots_too_old),
+            ("snapshot_fragments".into(), self.snapshot_fragments),
+            (
+                "snapshot_fragments_dropped".into(),
+                self.snapshot_fragments_dropped,
+            ),
             ("snapshot_checks".into(), self.snapshot_checks),
             ("snapshot_mismatches".into(), self.snapshot_mismatches),
             ("synced".into(), self.synced),

@@ -100,6 +100,8 @@ struct TopScratch {
     rpt_seq: Option<u64>,
     last_processed: Option<u64>,
     tot_num_reports: Option<u32>,
+    last_fragment: Option<u64>,
+    route_first: Option<u64>,
     new_seq: Option<u64>,
     trading_status: Option<u32>,
     session_status: Option<u32>,
@@ -277,6 +279,8 @@ impl Normalizer {
             Top::RptSeq => t.rpt_seq = uint(v),
             Top::LastMsgSeqNumProcessed => t.last_processed = uint(v),
             Top::TotNumReports => t.tot_num_reports = uint(v).map(clamp32),
+            Top::LastFragment => t.last_fragment = uint(v),
+            Top::RouteFirst => t.route_first = uint(v),
             Top::NewSeqNo => t.new_seq = uint(v),
             Top::TradingStatus => t.trading_status = uint(v).map(clamp32),
             Top::SessionStatus => t.session_status = uint(v).map(clamp32),
@@ -415,6 +419,8 @@ impl Normalizer {
                     last_msg_seq_processed: t.last_processed,
                     tot_num_reports: t.tot_num_reports,
                     depth: t.depth,
+                    first_fragment: t.route_first.is_none_or(|v| v == 1),
+                    last_fragment: t.last_fragment.is_none_or(|v| v == 1),
                 });
                 if t.security.is_none() {
                     self.stats.no_security += 1;
