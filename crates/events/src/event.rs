@@ -113,12 +113,12 @@ pub struct SnapshotHeader {
     pub tot_num_reports: Option<u32>,
     /// MarketDepth of the book, where given.
     pub depth: Option<u32>,
-    /// Whether this message starts the instrument's snapshot: RouteFirst (7944) is 1, or
-    /// not sent. A venue that splits a large book over several messages (MOEX ASTS) sends
-    /// 1 on the first and 0 on the others.
-    pub first_fragment: bool,
-    /// Whether this message completes the snapshot: LastFragment (893) is 1, or not sent.
-    pub last_fragment: bool,
+    /// RouteFirst (7944) is 1, where sent: whether this message starts the instrument's
+    /// snapshot. A venue that splits a large book over several messages (MOEX ASTS) flags
+    /// the first and the last.
+    pub first_fragment: Option<bool>,
+    /// LastFragment (893) is 1, where sent: whether this message completes the snapshot.
+    pub last_fragment: Option<bool>,
 }
 
 /// A short symbol kept inline (longer ones are cut, and counted).

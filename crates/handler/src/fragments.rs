@@ -1,7 +1,12 @@
 //! Snapshots sent in several messages. A venue with deep books (MOEX ASTS's order books)
-//! splits one instrument's snapshot over consecutive messages of the snapshot line: RouteFirst
-//! (7944) 1 on the first, LastFragment (893) 1 on the last. Their entries are gathered here
-//! and the snapshot is taken whole, with the last message's header.
+//! splits one instrument's snapshot over consecutive messages of the snapshot line, flagged
+//! by RouteFirst (7944) and LastFragment (893). Their entries are gathered here and the
+//! snapshot is taken whole, with the last message's header.
+//!
+//! Venues send the flags as 0 and 1 on every message, or only where they are 1, or only
+//! LastFragment; a flag left out is read from what is open: a message with neither flag
+//! continues the instrument's open snapshot if there is one and is whole otherwise, and
+//! LastFragment left out where RouteFirst came means more are to come.
 
 use fastfeed_events::{Event, SnapshotHeader};
 
@@ -26,27 +31,32 @@ impl Fragments {
         entries: &'a [Event],
         stats: &mut ChannelStats,
     ) -> Option<&'a [Event]> {
-        if h.first_fragment && h.last_fragment {
+        let open_here = self.open == Some(h.security);
+        let first = h.first_fragment.unwrap_or(!open_here);
+        let last = h
+            .last_fragment
+            .unwrap_or(h.first_fragment.is_none() && !open_here);
+        if first && last {
             if self.open.take().is_some() {
                 stats.snapshot_fragments_dropped += 1;
             }
             return Some(entries);
         }
         stats.snapshot_fragments += 1;
-        if h.first_fragment {
+        if first {
             if self.open.is_some() {
                 stats.snapshot_fragments_dropped += 1;
             }
             self.open = Some(h.security);
             self.entries.clear();
-        } else if self.open != Some(h.security) {
+        } else if !open_here {
             // Whatever was open is broken too: this fragment belongs to another snapshot.
             self.open = None;
             stats.snapshot_fragments_dropped += 1;
             return None;
         }
         self.entries.extend_from_slice(entries);
-        if h.last_fragment {
+        if last {
             self.open = None;
             return Some(&self.entries);
         }
@@ -59,7 +69,7 @@ mod tests {
     use super::*;
     use fastfeed_events::{BookEntry, Side};
 
-    fn header(security: u64, first: bool, last: bool) -> SnapshotHeader {
+    fn header(security: u64, first: Option<bool>, last: Option<bool>) -> SnapshotHeader {
         SnapshotHeader {
             security,
             rpt_seq: Some(9),
@@ -82,31 +92,48 @@ mod tests {
         })
     }
 
+    const Y: Option<bool> = Some(true);
+    const N: Option<bool> = Some(false);
+
     #[test]
     fn fragments_are_gathered_and_strays_counted() {
         let mut f = Fragments::default();
         let mut stats = ChannelStats::default();
         let whole = [entry(1)];
         assert_eq!(
-            f.add(&header(1, true, true), &whole, &mut stats),
+            f.add(&header(1, Y, Y), &whole, &mut stats),
+            Some(&whole[..])
+        );
+        assert_eq!(
+            f.add(&header(1, None, None), &whole, &mut stats),
             Some(&whole[..])
         );
         let (a, b, c) = ([entry(2)], [entry(3), entry(4)], [entry(5)]);
-        assert_eq!(f.add(&header(7, true, false), &a, &mut stats), None);
-        assert_eq!(f.add(&header(7, false, false), &b, &mut stats), None);
-        let got = f
-            .add(&header(7, false, true), &c, &mut stats)
-            .map(<[_]>::to_vec);
-        assert_eq!(got, Some(vec![entry(2), entry(3), entry(4), entry(5)]));
+        let gathered = Some(vec![entry(2), entry(3), entry(4), entry(5)]);
+        // Flags as 0 and 1 on every message; only where 1; only LastFragment.
+        for (one, two, three) in [
+            ((Y, N), (N, N), (N, Y)),
+            ((Y, None), (None, None), (None, Y)),
+            ((None, N), (None, N), (None, Y)),
+        ] {
+            assert_eq!(f.add(&header(7, one.0, one.1), &a, &mut stats), None);
+            assert_eq!(f.add(&header(7, two.0, two.1), &b, &mut stats), None);
+            let got = f.add(&header(7, three.0, three.1), &c, &mut stats);
+            assert_eq!(
+                got.map(<[_]>::to_vec),
+                gathered,
+                "{one:?} {two:?} {three:?}"
+            );
+        }
         assert_eq!(
             (stats.snapshot_fragments, stats.snapshot_fragments_dropped),
-            (3, 0)
+            (9, 0)
         );
         // A fragment whose first was never seen, then one of another instrument mid-way.
-        assert_eq!(f.add(&header(7, false, true), &c, &mut stats), None);
-        assert_eq!(f.add(&header(8, true, false), &a, &mut stats), None);
-        assert_eq!(f.add(&header(9, false, true), &c, &mut stats), None);
-        assert_eq!(f.add(&header(8, false, true), &c, &mut stats), None);
+        assert_eq!(f.add(&header(7, N, Y), &c, &mut stats), None);
+        assert_eq!(f.add(&header(8, Y, N), &a, &mut stats), None);
+        assert_eq!(f.add(&header(9, N, Y), &c, &mut stats), None);
+        assert_eq!(f.add(&header(8, N, Y), &c, &mut stats), None);
         assert_eq!(stats.snapshot_fragments_dropped, 3);
     }
 }

@@ -419,8 +419,8 @@ impl Normalizer {
                     last_msg_seq_processed: t.last_processed,
                     tot_num_reports: t.tot_num_reports,
                     depth: t.depth,
-                    first_fragment: t.route_first.is_none_or(|v| v == 1),
-                    last_fragment: t.last_fragment.is_none_or(|v| v == 1),
+                    first_fragment: t.route_first.map(|v| v == 1),
+                    last_fragment: t.last_fragment.map(|v| v == 1),
                 });
                 if t.security.is_none() {
                     self.stats.no_security += 1;
