@@ -21,7 +21,20 @@ pub(crate) fn text_hash(b: &[u8]) -> u64 {
 /// A field's value as text, hashed: strings as sent, integers as their decimal digits (so a
 /// TradingSessionID sent as a number names the same session as its text).
 pub(crate) fn value_hash(v: &FieldValue<'_>) -> Option<u64> {
-    let number = |n: u64| text_hash(n.to_string().as_bytes());
+    // The digits written on the stack: normalizing does not allocate.
+    let number = |mut n: u64| {
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        text_hash(&digits[at..])
+    };
     match *v {
         FieldValue::Ascii(b) | FieldValue::Bytes(b) => Some(text_hash(b)),
         FieldValue::Unicode(s) => Some(text_hash(s.as_bytes())),
@@ -85,11 +98,14 @@ mod tests {
             assert!(id & SYMBOL_KEYED != 0 && id != NO_SECURITY);
         }
         // A session sent as a number names the same session as its digits.
-        let n = value_hash(&FieldValue::UInt(4));
-        assert_eq!(
-            key(text_hash(b"RIM3"), n),
-            symbol_security("RIM3", Some("4"))
-        );
+        for (n, text) in [(4, "4"), (0, "0"), (u64::MAX, "18446744073709551615")] {
+            let n = value_hash(&FieldValue::UInt(n));
+            assert_eq!(
+                key(text_hash(b"RIM3"), n),
+                symbol_security("RIM3", Some(text))
+            );
+        }
+        assert_eq!(value_hash(&FieldValue::Int(120)), Some(text_hash(b"120")));
     }
 
     #[test]

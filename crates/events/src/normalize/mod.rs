@@ -299,7 +299,8 @@ impl Normalizer {
             Elem::SecurityId => e.security = uint(v),
             Elem::Symbol if e.security.is_none() => e.symbol_hash = value_hash(&v),
             Elem::Symbol => {}
-            Elem::Session => e.session = value_hash(&v),
+            Elem::Session if e.security.is_none() => e.session = value_hash(&v),
+            Elem::Session => {}
             Elem::RptSeq => e.rpt_seq = uint(v),
             Elem::Price => e.price = decimal(v),
             Elem::Size => e.size = int(v),
