@@ -11,7 +11,7 @@
 
 use std::str::FromStr;
 
-use fastfeed_codec::template::{FieldType, Initial, Instr, Kind, Op, Scalar, Template};
+use fastfeed_codec::template::{FieldType, Instr, Kind, Template};
 use fastfeed_codec::{Decimal, Fields, Message, Templates, Value};
 use serde_json::{Map, Number, Value as Json};
 
@@ -211,10 +211,7 @@ impl Reader<'_> {
             .map(|instr| match obj.get(&instr.name) {
                 // A mandatory constant is never in the stream: its value is the template's,
                 // so a message written by hand may leave it out.
-                None => Ok(match &instr.kind {
-                    Kind::Scalar(s) if s.op == Op::Constant && !s.optional => constant(s),
-                    _ => None,
-                }),
+                None => Ok(instr.constant_value()),
                 Some(Json::Null) => Ok(None),
                 Some(j) => self.value(instr, j, path).map(Some),
             })
@@ -259,23 +256,6 @@ impl Reader<'_> {
             )?))),
         }
     }
-}
-
-/// A constant field's value, from its initial value.
-fn constant(s: &Scalar) -> Option<Value> {
-    Some(match (s.ty, s.initial.as_ref()?) {
-        (FieldType::Int(it), &Initial::Int(bits)) if it.signed() => Value::Int(bits as i64),
-        (FieldType::Int(_), &Initial::Int(bits)) => Value::UInt(bits),
-        (FieldType::Decimal, &Initial::Decimal { exponent, mantissa }) => {
-            Value::Decimal(Decimal::new(exponent, mantissa))
-        }
-        (FieldType::Ascii, Initial::Bytes(b)) => Value::Ascii(String::from_utf8(b.to_vec()).ok()?),
-        (FieldType::Unicode, Initial::Bytes(b)) => {
-            Value::Unicode(String::from_utf8(b.to_vec()).ok()?)
-        }
-        (FieldType::Bytes, Initial::Bytes(b)) => Value::Bytes(b.to_vec()),
-        _ => return None,
-    })
 }
 
 /// How a field type is named in the template XML.

@@ -3,7 +3,7 @@
 //! `decimal.Decimal` (exact, exponent kept), byte vectors `bytes`, sequences lists of dicts,
 //! groups dicts, a dynamic template reference a nested message dict.
 
-use fastfeed_codec::template::{FieldType, Initial, Instr, Kind, Op};
+use fastfeed_codec::template::{FieldType, Instr, Kind};
 use fastfeed_codec::{Decimal, Fields, Message, Templates, Value};
 use pyo3::exceptions::{PyKeyError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -120,32 +120,9 @@ fn fields_from_py(d: &Bound<'_, PyDict>, instrs: &[Instr], ts: &Templates) -> Py
             Some(v) if !v.is_none() => value_from_py(instr, &v, ts)
                 .map_err(|e| prefix(d.py(), &instr.name, e))
                 .map(Some),
-            _ => Ok(constant(instr)),
+            _ => Ok(instr.constant_value()),
         })
         .collect()
-}
-
-/// A mandatory constant's value, so messages may leave constants out.
-fn constant(instr: &Instr) -> Option<Value> {
-    let Kind::Scalar(s) = &instr.kind else {
-        return None;
-    };
-    if s.op != Op::Constant || instr.optional {
-        return None;
-    }
-    Some(match (s.ty, s.initial.as_ref()?) {
-        (FieldType::Int(t), Initial::Int(v)) if t.signed() => Value::Int(*v as i64),
-        (FieldType::Int(_), Initial::Int(v)) => Value::UInt(*v),
-        (FieldType::Decimal, Initial::Decimal { exponent, mantissa }) => {
-            Value::Decimal(Decimal::new(*exponent, *mantissa))
-        }
-        (FieldType::Ascii, Initial::Bytes(b)) => Value::Ascii(String::from_utf8_lossy(b).into()),
-        (FieldType::Unicode, Initial::Bytes(b)) => {
-            Value::Unicode(String::from_utf8_lossy(b).into())
-        }
-        (FieldType::Bytes, Initial::Bytes(b)) => Value::Bytes(b.to_vec()),
-        _ => return None,
-    })
 }
 
 fn prefix(py: Python<'_>, field: &str, e: PyErr) -> PyErr {

@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::code::Compiled;
+use crate::value::{Decimal, Value};
 
 /// Integer field types. The 8- and 16-bit ones are not FAST 1.1 types; the seed paper's
 /// templates use them (a QuickFAST extension), encoded like 32-bit integers and range-checked.
@@ -192,6 +193,29 @@ impl Instr {
     /// Derives the dispatch code again after `kind` changed.
     pub(crate) fn recompile(&mut self) {
         self.compiled = Compiled::of(&self.kind);
+    }
+
+    /// A mandatory constant's value (spec 6.3.3: its initial value, never in the stream),
+    /// for readers of messages written by hand, which may leave such fields out.
+    pub fn constant_value(&self) -> Option<Value> {
+        let Kind::Scalar(s) = &self.kind else {
+            return None;
+        };
+        if s.op != Op::Constant || self.optional {
+            return None;
+        }
+        let text = |b: &[u8]| String::from_utf8(b.to_vec()).ok();
+        Some(match (s.ty, s.initial.as_ref()?) {
+            (FieldType::Int(it), &Initial::Int(bits)) if it.signed() => Value::Int(bits as i64),
+            (FieldType::Int(_), &Initial::Int(bits)) => Value::UInt(bits),
+            (FieldType::Decimal, &Initial::Decimal { exponent, mantissa }) => {
+                Value::Decimal(Decimal::new(exponent, mantissa))
+            }
+            (FieldType::Ascii, Initial::Bytes(b)) => Value::Ascii(text(b)?),
+            (FieldType::Unicode, Initial::Bytes(b)) => Value::Unicode(text(b)?),
+            (FieldType::Bytes, Initial::Bytes(b)) => Value::Bytes(b.to_vec()),
+            _ => return None,
+        })
     }
 
     /// Whether the instruction may take a bit in the presence map of its segment.
