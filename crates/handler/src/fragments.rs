@@ -12,6 +12,11 @@ use fastfeed_events::{Event, SnapshotHeader};
 
 use crate::stats::ChannelStats;
 
+/// The most entries a snapshot gathered from fragments may hold: deep order books have tens
+/// of thousands; past this the fragments are dropped (and counted), so a feed that never
+/// sends the last fragment cannot grow memory without bound.
+pub(crate) const MAX_ENTRIES: usize = 1 << 18;
+
 /// The fragments of the snapshot being gathered.
 #[derive(Default)]
 pub(crate) struct Fragments {
@@ -52,6 +57,12 @@ impl Fragments {
         } else if !open_here {
             // Whatever was open is broken too: this fragment belongs to another snapshot.
             self.open = None;
+            stats.snapshot_fragments_dropped += 1;
+            return None;
+        }
+        if self.entries.len() + entries.len() > MAX_ENTRIES {
+            self.open = None;
+            self.entries = Vec::new();
             stats.snapshot_fragments_dropped += 1;
             return None;
         }
@@ -135,5 +146,30 @@ mod tests {
         assert_eq!(f.add(&header(9, N, Y), &c, &mut stats), None);
         assert_eq!(f.add(&header(8, N, Y), &c, &mut stats), None);
         assert_eq!(stats.snapshot_fragments_dropped, 3);
+    }
+
+    #[test]
+    fn a_snapshot_that_never_ends_is_dropped_at_the_cap() {
+        let mut f = Fragments::default();
+        let mut stats = ChannelStats::default();
+        let many = vec![entry(1); 1 << 12];
+        assert_eq!(f.add(&header(7, Y, N), &many, &mut stats), None);
+        for _ in 1..MAX_ENTRIES / many.len() {
+            assert_eq!(f.add(&header(7, N, N), &many, &mut stats), None);
+        }
+        assert_eq!(f.entries.len(), MAX_ENTRIES);
+        assert_eq!(stats.snapshot_fragments_dropped, 0);
+        assert_eq!(f.add(&header(7, N, Y), &many, &mut stats), None);
+        assert_eq!(
+            (stats.snapshot_fragments_dropped, f.entries.capacity()),
+            (1, 0)
+        );
+        // The next snapshot is gathered as usual.
+        let one = [entry(2)];
+        assert_eq!(f.add(&header(7, Y, N), &one, &mut stats), None);
+        assert_eq!(
+            f.add(&header(7, N, Y), &one, &mut stats).map(<[_]>::len),
+            Some(2)
+        );
     }
 }
