@@ -1,7 +1,7 @@
 //! Tag resolution, done once per template: which role each instruction plays, by the FIX tag
 //! number in its `id` attribute, so decoding callbacks only index small tables.
 
-use fastfeed_codec::template::{Initial, Instr, Kind, Segment};
+use fastfeed_codec::template::{FieldType, Initial, Instr, Kind, Segment};
 use fastfeed_codec::Template;
 
 use crate::event::MsgKind;
@@ -56,6 +56,10 @@ pub(crate) enum Elem {
 #[derive(Debug, Clone)]
 pub(crate) struct TemplateMap {
     pub kind: MsgKind,
+    /// The template has no numeric SecurityID (48), at its top or in its sequences' elements:
+    /// its instruments are named by Symbol and TradingSessionID. Where it has one, those
+    /// fields name nothing (a FORTS entry whose SecurityID is null stays without one).
+    pub symbol_keyed: bool,
     pub top: Vec<Top>,
     /// Per top-level sequence: element roles, and whether it holds the MD entries.
     pub seqs: Vec<(Vec<Elem>, bool)>,
@@ -130,6 +134,14 @@ fn msg_type(t: &Template) -> Option<&[u8]> {
 
 impl TemplateMap {
     pub fn new(t: &Template, profile: &Profile) -> TemplateMap {
+        let numeric_security = |i: &Instr| {
+            tag(i) == Some(48)
+                && matches!(&i.kind, Kind::Scalar(s) if matches!(s.ty, FieldType::Int(_)))
+        };
+        let symbol_keyed = !t.body.instrs.iter().any(|i| {
+            numeric_security(i)
+                || matches!(&i.kind, Kind::Sequence { body, .. } if body.instrs.iter().any(numeric_security))
+        });
         let mut seqs = Vec::new();
         let top: Vec<Top> = t
             .body
@@ -137,7 +149,14 @@ impl TemplateMap {
             .iter()
             .map(|i| match &i.kind {
                 Kind::Sequence { body, .. } if seqs.len() < u8::MAX as usize => {
-                    let elems = roles(body);
+                    let mut elems = roles(body);
+                    if !symbol_keyed {
+                        for e in &mut elems {
+                            if matches!(e, Elem::Symbol | Elem::Session) {
+                                *e = Elem::Skip;
+                            }
+                        }
+                    }
                     let md = elems.contains(&Elem::EntryType) || elems.contains(&Elem::Action);
                     seqs.push((elems, md));
                     Top::Seq(seqs.len() as u8 - 1)
@@ -158,7 +177,12 @@ impl TemplateMap {
                 s.1 = false;
             }
         }
-        TemplateMap { kind, top, seqs }
+        TemplateMap {
+            kind,
+            symbol_keyed,
+            top,
+            seqs,
+        }
     }
 
     /// Whether the message's entries sequence is the sequence `k`.

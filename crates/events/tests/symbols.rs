@@ -54,7 +54,8 @@ fn dec(s: &str) -> Option<Value> {
     Some(Value::Decimal(Decimal::parse(s).unwrap()))
 }
 
-fn normalize(msgs: &[Message]) -> Vec<(MsgKind, Vec<Event>)> {
+/// Each message's kind and events, and how many entries named no instrument.
+fn normalize_counted(msgs: &[Message]) -> (Vec<(MsgKind, Vec<Event>)>, u64) {
     let ts = fastfeed_codec::parse_templates(XML).unwrap();
     let mut enc = Encoder::new(ts.clone());
     let mut n = Normalizer::new(&ts, Profile::fix());
@@ -68,7 +69,12 @@ fn normalize(msgs: &[Message]) -> Vec<(MsgKind, Vec<Event>)> {
         let info = n.batch().messages[0];
         out.push((info.kind, n.batch().events_of(&info).to_vec()));
     }
-    assert_eq!(n.stats().no_security, 0);
+    (out, n.stats().no_security)
+}
+
+fn normalize(msgs: &[Message]) -> Vec<(MsgKind, Vec<Event>)> {
+    let (out, no_security) = normalize_counted(msgs);
+    assert_eq!(no_security, 0);
     out
 }
 
@@ -167,8 +173,10 @@ fn orders_named_by_symbol_and_session_share_one_instrument_with_their_snapshot()
     }
 }
 
+/// A template with a numeric SecurityID names instruments by it alone: an entry whose
+/// SecurityID is null names none, whatever its Symbol (as before symbols named instruments).
 #[test]
-fn a_security_id_still_wins_over_a_symbol() {
+fn where_a_template_has_a_security_id_symbols_name_nothing() {
     let msg = Message {
         template_id: 12,
         fields: vec![
@@ -192,7 +200,8 @@ fn a_security_id_still_wins_over_a_symbol() {
             ])),
         ],
     };
-    let got = normalize(&[msg]);
+    let (got, no_security) = normalize_counted(&[msg]);
+    assert_eq!(no_security, 1);
     let secs: Vec<u64> = got[0]
         .1
         .iter()
@@ -201,5 +210,5 @@ fn a_security_id_still_wins_over_a_symbol() {
             e => panic!("{e:?}"),
         })
         .collect();
-    assert_eq!(secs, [42, symbol_security("RIM3", None)]);
+    assert_eq!(secs, [42, fastfeed_events::NO_SECURITY]);
 }

@@ -390,7 +390,7 @@ impl Normalizer {
         let kind = self.maps[m].kind;
         let mut t = self.top;
         // A message that names its instrument by symbol only.
-        if t.security.is_none() {
+        if t.security.is_none() && self.maps[m].symbol_keyed {
             t.security = t.symbol_hash.map(|s| key(s, t.session));
         }
         let start = self.msg_start as usize;
