@@ -546,6 +546,7 @@ impl Channel {
     fn join_if_needed(&mut self) {
         if !self.joined && self.settings.snapshot_line && self.instruments.need_snapshot() {
             self.joined = true;
+            self.fragments.give_up(&mut self.stats);
             self.stats.snapshot_joins += 1;
         }
     }
@@ -558,6 +559,8 @@ impl Channel {
         self.stats.snapshot_packets += 1;
         let body = &bytes[self.settings.header.prefix_len().min(bytes.len())..];
         if !self.decode(LineId::Snapshot, body) {
+            // A snapshot open across this packet lost its fragments in it.
+            self.fragments.give_up(&mut self.stats);
             return;
         }
         let batch = self.take_batch();
@@ -566,16 +569,23 @@ impl Channel {
             match (m.kind, events.first()) {
                 (MsgKind::Snapshot, Some(Event::SnapshotBegin(h))) => {
                     let entries = &events[1..events.len().saturating_sub(1)];
-                    let Some(entries) = self.fragments.add(h, entries, &mut self.stats) else {
+                    let Some((h, entries)) =
+                        self.fragments
+                            .add(h, m.msg_seq_num, entries, &mut self.stats)
+                    else {
                         continue;
                     };
+                    let h = &h;
                     self.instruments
                         .on_snapshot(h, entries, now_ns, &mut self.stats, out);
                     if !self.snap_seen.insert(h.security) {
                         self.cycle_seen = true;
                     }
                 }
-                (MsgKind::SequenceReset, _) => self.stats.snapshot_cycles += 1,
+                (MsgKind::SequenceReset, _) => {
+                    self.stats.snapshot_cycles += 1;
+                    self.fragments.give_up(&mut self.stats);
+                }
                 _ => self.side_events(events, out),
             }
         }
@@ -588,6 +598,7 @@ impl Channel {
             self.startup = false;
             self.cycle_seen = false;
             self.snap_seen.clear();
+            self.fragments.give_up(&mut self.stats);
             self.stats.snapshot_leaves += 1;
         }
     }

@@ -68,8 +68,9 @@ pub struct ChannelStats {
     pub snapshots_too_old: u64,
     /// Snapshot messages that were a fragment of an instrument's snapshot.
     pub snapshot_fragments: u64,
-    /// Snapshots given up part-way: a fragment with no first one before it, or a new first
-    /// fragment before the last of the open one.
+    /// Fragments dropped: one with no open snapshot to continue, and each open snapshot
+    /// given up part-way (a fragment that did not follow it, a packet of the snapshot line
+    /// that did not decode, a sequence reset, the line left or joined, the entry cap).
     pub snapshot_fragments_dropped: u64,
     /// Snapshots of live instruments compared with their book at the same RptSeq.
     pub snapshot_checks: u64,
