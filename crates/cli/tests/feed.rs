@@ -512,11 +512,7 @@ fn books_of_instruments_named_by_symbol() {
             .arg(&capture)
             .output()
             .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        stdout_of_success(&out, "encode");
         capture
     };
     let capture = encode(&jsonl, "a");

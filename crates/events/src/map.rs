@@ -161,7 +161,11 @@ impl TemplateMap {
                     seqs.push((elems, md));
                     Top::Seq(seqs.len() as u8 - 1)
                 }
-                Kind::Scalar(_) | Kind::SplitDecimal { .. } => tag(i).map_or(Top::Skip, top_role),
+                Kind::Scalar(_) | Kind::SplitDecimal { .. } => match tag(i).map(top_role) {
+                    // A session names nothing where a SecurityID names the instrument.
+                    Some(Top::Session) if !symbol_keyed => Top::Skip,
+                    role => role.unwrap_or(Top::Skip),
+                },
                 _ => Top::Skip,
             })
             .collect();
