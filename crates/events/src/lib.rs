@@ -1,7 +1,7 @@
 //! fastfeed-events: decoded FAST messages to normalized market-data events, by the FIX tag
 //! numbers in the templates' `id` attributes (35 MsgType, 34 MsgSeqNum, 268 NoMDEntries,
 //! 279 MDUpdateAction, 269 MDEntryType, 270 MDEntryPx, 271 MDEntrySize, 48 SecurityID
-//! (or, where none is sent, 55 Symbol with 336 TradingSessionID: [`symbol_security`]),
+//! (or, in templates without one, 55 Symbol with 336 TradingSessionID: [`symbol_security`]),
 //! 83 RptSeq, 1023 MDPriceLevel, 264 MarketDepth, 278 MDEntryID, 346 NumberOfOrders,
 //! 369 LastMsgSeqNumProcessed, 326 SecurityTradingStatus, 36 NewSeqNo, ...), so one handler
 //! serves every FIX-based FAST feed. A [`Profile`] says where a venue departs from FIX.
