@@ -584,7 +584,7 @@ impl Channel {
                 }
                 (MsgKind::SequenceReset, _) => {
                     self.stats.snapshot_cycles += 1;
-                    self.fragments.give_up(&mut self.stats);
+                    self.fragments.sequence_reset(&mut self.stats);
                 }
                 _ => self.side_events(events, out),
             }

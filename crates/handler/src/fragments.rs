@@ -6,7 +6,10 @@
 //! Venues send the flags as 0 and 1 on every message, or only where they are 1, or only
 //! LastFragment; a flag left out is read from what is open: a message with neither flag
 //! continues the instrument's open snapshot if there is one and is whole otherwise, and
-//! LastFragment left out where RouteFirst came means more are to come.
+//! LastFragment left out where RouteFirst came means more are to come. Where RouteFirst is
+//! left out but the line does send flags, a message that continues nothing begins a snapshot
+//! only right after one ended: otherwise it may be a later fragment of a snapshot whose
+//! start was lost (a gap, the line joined mid-way, the entry cap), and is dropped.
 
 use fastfeed_events::{Event, SnapshotHeader};
 
@@ -31,6 +34,11 @@ struct Open {
 pub(crate) struct Fragments {
     open: Option<Open>,
     entries: Vec<Event>,
+    /// The last message taken ended a snapshot: its MsgSeqNum (`Some(None)`: unnumbered, or
+    /// a sequence reset, after which any number follows). `None`: unknown, or mid-snapshot.
+    ended: Option<Option<u64>>,
+    /// Some message carried RouteFirst or LastFragment: the venue flags its fragments.
+    flagged: bool,
 }
 
 impl Fragments {
@@ -58,19 +66,29 @@ impl Fragments {
                 }
         });
         if !open_here {
-            self.give_up(stats);
+            self.drop_open(stats);
         }
-        let first = h.first_fragment.unwrap_or(!open_here);
+        // Right after the end of a snapshot, a message begins the next one.
+        let after_end = match self.ended {
+            Some(Some(p)) => msg_seq.is_none_or(|q| p.checked_add(1) == Some(q)),
+            Some(None) => true,
+            None => false,
+        };
+        self.flagged |= h.first_fragment.is_some() || h.last_fragment.is_some();
+        let first = h
+            .first_fragment
+            .unwrap_or(!open_here && (after_end || !self.flagged));
         let last = h
             .last_fragment
-            .unwrap_or(h.first_fragment.is_none() && !open_here);
+            .unwrap_or(first && h.first_fragment.is_none() && !open_here);
+        self.ended = last.then_some(msg_seq);
         if first && last {
-            self.give_up(stats);
+            self.drop_open(stats);
             return Some((*h, entries));
         }
         stats.snapshot_fragments += 1;
         if first {
-            self.give_up(stats);
+            self.drop_open(stats);
             self.entries.clear();
             self.open = Some(Open {
                 security: h.security,
@@ -85,7 +103,7 @@ impl Fragments {
             return None;
         }
         if self.entries.len() + entries.len() > MAX_ENTRIES {
-            self.give_up(stats);
+            self.drop_open(stats);
             self.entries = Vec::new();
             return None;
         }
@@ -104,6 +122,19 @@ impl Fragments {
     /// Drops the open snapshot, if any (the line left or joined, a packet that did not
     /// decode, a sequence reset): its fragments cannot be completed.
     pub fn give_up(&mut self, stats: &mut ChannelStats) {
+        self.drop_open(stats);
+        // What was missed is unknown: the next message may be mid-snapshot.
+        self.ended = None;
+    }
+
+    /// A sequence reset on the snapshot line: between snapshots, so the next message
+    /// begins one, whatever its number.
+    pub fn sequence_reset(&mut self, stats: &mut ChannelStats) {
+        self.drop_open(stats);
+        self.ended = Some(None);
+    }
+
+    fn drop_open(&mut self, stats: &mut ChannelStats) {
         if self.open.take().is_some() {
             stats.snapshot_fragments_dropped += 1;
         }
@@ -160,19 +191,24 @@ mod tests {
         let (mut f, mut stats) = (Fragments::default(), ChannelStats::default());
         let (a, b, c) = (&[entry(2)][..], &[entry(3), entry(4)][..], &[entry(5)][..]);
         let whole = vec![entry(2), entry(3), entry(4), entry(5)];
-        // Flags as 0 and 1 on every message; only where 1; only LastFragment.
-        for (one, two, three) in [
+        // Flags as 0 and 1 on every message; only where 1; only LastFragment. Each
+        // snapshot right after the one before it (MsgSeqNum 10.., 13.., 16..).
+        for (k, (one, two, three)) in [
             ((Y, N), (N, N), (N, Y)),
             ((Y, None), (None, None), (None, Y)),
             ((None, N), (None, N), (None, Y)),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let seq = 10 + 3 * k as u64;
             let got = run(
                 &mut f,
                 &mut stats,
                 &[
-                    (7, one.0, one.1, 10, a),
-                    (7, two.0, two.1, 11, b),
-                    (7, three.0, three.1, 12, c),
+                    (7, one.0, one.1, seq, a),
+                    (7, two.0, two.1, seq + 1, b),
+                    (7, three.0, three.1, seq + 2, c),
                 ],
             );
             assert_eq!(
@@ -214,21 +250,105 @@ mod tests {
         assert!(got.is_empty(), "{got:?}");
         // Each open snapshot given up, and each fragment that found none open.
         assert_eq!(stats.snapshot_fragments_dropped, 5);
-        let mut other_cycle = header(8, None, N);
+        let next_cycle = |first, last| SnapshotHeader {
+            rpt_seq: Some(10),
+            ..header(8, first, last)
+        };
         f.add(&header(8, Y, N), Some(20), a, &mut stats);
-        other_cycle.rpt_seq = Some(10);
-        // Only LastFragment sent, the last one lost: the next cycle's first starts afresh.
-        assert!(f.add(&other_cycle, Some(21), a, &mut stats).is_none());
-        assert_eq!(stats.snapshot_fragments_dropped, 6);
-        let mut last = header(8, None, Y);
-        last.rpt_seq = Some(10);
-        let (_, e) = f.add(&last, Some(22), c, &mut stats).expect("completed");
+        // Only LastFragment sent, the last one lost: what follows may be any fragment of
+        // the next snapshot, so it is dropped until a last fragment marks where the one
+        // after it begins.
+        assert!(f
+            .add(&next_cycle(None, N), Some(22), a, &mut stats)
+            .is_none());
+        assert!(f
+            .add(&next_cycle(None, Y), Some(23), c, &mut stats)
+            .is_none());
+        assert_eq!(stats.snapshot_fragments_dropped, 8);
+        assert!(f
+            .add(&next_cycle(None, N), Some(24), a, &mut stats)
+            .is_none());
+        let (_, e) = f
+            .add(&next_cycle(None, Y), Some(25), c, &mut stats)
+            .expect("completed");
         assert_eq!(e, [entry(2), entry(5)]);
         // Given up from outside (the line left, say): the next fragment finds none open.
         f.add(&header(7, Y, N), Some(30), a, &mut stats);
         f.give_up(&mut stats);
         assert!(f.add(&header(7, N, Y), Some(31), c, &mut stats).is_none());
-        assert_eq!(stats.snapshot_fragments_dropped, 8);
+        assert_eq!(stats.snapshot_fragments_dropped, 10);
+    }
+
+    /// Where the venue leaves RouteFirst out, a fragment whose start was lost (a gap, the
+    /// line joined mid-way, the entry cap) is not taken as a new or whole snapshot: its book
+    /// would lack the lost fragments' entries.
+    #[test]
+    fn a_fragment_whose_start_was_lost_is_not_taken_for_a_snapshot() {
+        let (a, b, c) = (&[entry(2)][..], &[entry(3)][..], &[entry(5)][..]);
+        // Flags only where 1, a middle lost; only LastFragment, a middle lost; only
+        // LastFragment, the first ones lost (a gap, or the line joined mid-snapshot).
+        for msgs in [
+            &[
+                (7, Y, None, 10, a),
+                (7, None, None, 12, b),
+                (7, None, Y, 13, c),
+            ][..],
+            &[
+                (7, None, N, 9, a),
+                (7, None, N, 10, a),
+                (7, None, N, 12, b),
+                (7, None, Y, 13, c),
+            ],
+            &[(7, None, N, 12, b), (7, None, Y, 13, c)],
+        ] {
+            let (mut f, mut stats) = (Fragments::default(), ChannelStats::default());
+            // A whole snapshot ends at 8 (the line's start, for the ones joined at 9, 10).
+            let seen = run(&mut f, &mut stats, &[(1, Y, Y, 8, a)]);
+            assert_eq!(seen.len(), 1);
+            let got = run(&mut f, &mut stats, msgs);
+            assert!(got.is_empty(), "{msgs:?}: {got:?}");
+            assert!(stats.snapshot_fragments_dropped >= 2, "{msgs:?}");
+            // The snapshot after the last fragment is taken.
+            let got = run(&mut f, &mut stats, &[(9, None, Y, 14, c)]);
+            assert_eq!(got, [c.to_vec()], "{msgs:?}");
+        }
+        // Flags only where 1, the snapshot cut at the cap: its later fragments are dropped.
+        let (mut f, mut stats) = (Fragments::default(), ChannelStats::default());
+        let many = vec![entry(1); MAX_ENTRIES];
+        let got = run(
+            &mut f,
+            &mut stats,
+            &[
+                (7, Y, None, 1, a),
+                (7, None, None, 2, &many),
+                (7, None, None, 3, b),
+                (7, None, Y, 4, c),
+            ],
+        );
+        assert!(got.is_empty(), "{}", got.len());
+        assert_eq!(stats.snapshot_fragments_dropped, 3);
+        // A venue that never flags: every message is whole, lost ones or not.
+        let (mut f, mut stats) = (Fragments::default(), ChannelStats::default());
+        let got = run(
+            &mut f,
+            &mut stats,
+            &[
+                (7, None, None, 1, a),
+                (8, None, None, 3, b),
+                (8, None, None, 4, c),
+            ],
+        );
+        assert_eq!(got, [a.to_vec(), b.to_vec(), c.to_vec()]);
+        // A sequence reset comes between snapshots: the next message begins one.
+        let (mut f, mut stats) = (Fragments::default(), ChannelStats::default());
+        run(&mut f, &mut stats, &[(7, None, N, 5, a)]);
+        f.sequence_reset(&mut stats);
+        let got = run(
+            &mut f,
+            &mut stats,
+            &[(8, None, N, 1, a), (8, None, Y, 2, c)],
+        );
+        assert_eq!(got, [vec![entry(2), entry(5)]]);
     }
 
     #[test]
