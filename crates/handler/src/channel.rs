@@ -575,6 +575,11 @@ impl Channel {
                     else {
                         continue;
                     };
+                    // (The normalizer counted it too; here it must not become a book.)
+                    if h.security == NO_SECURITY {
+                        self.stats.no_instrument += 1;
+                        continue;
+                    }
                     let h = &h;
                     self.instruments
                         .on_snapshot(h, entries, now_ns, &mut self.stats, out);

@@ -1,0 +1,82 @@
+//! A channel whose instruments are named by Symbol (55) and TradingSessionID (336), as MOEX
+//! ASTS names them: messages encoded here by the codec and handled by a [`Channel`].
+
+use std::sync::Arc;
+
+use fastfeed_codec::{Encoder, Message, Templates, Value};
+use fastfeed_events::{symbol_security, Profile, NO_SECURITY};
+use fastfeed_feed::config::PacketHeader;
+use fastfeed_handler::{Channel, ChannelSettings, LineId};
+
+const XML: &str = r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
+  <template name="W-OBS" id="11">
+    <string name="MessageType" id="35"><constant value="W"/></string>
+    <uInt32 name="MsgSeqNum" id="34"/>
+    <int32 name="RptSeq" id="83"/>
+    <string name="TradingSessionID" id="336" presence="optional"/>
+    <string name="Symbol" id="55" presence="optional"/>
+    <sequence name="GroupMDEntries"><length name="NoMDEntries" id="268"/>
+      <string name="MDEntryType" id="269"/>
+      <decimal name="MDEntryPx" id="270" presence="optional"/>
+      <decimal name="MDEntrySize" id="271" presence="optional"/>
+    </sequence>
+  </template>
+</templates>"#;
+
+fn settings() -> ChannelSettings {
+    ChannelSettings {
+        header: PacketHeader::None,
+        reset_each_packet: true,
+        gap_timeout_ns: 20_000_000,
+        max_held: 10_000,
+        max_queue: 100_000,
+        snapshot_line: true,
+        line_b: false,
+        max_jump: 1_000_000,
+        verify: false,
+    }
+}
+
+fn a(s: &str) -> Option<Value> {
+    Some(Value::Ascii(s.into()))
+}
+
+/// A one-message snapshot of the instrument `symbol` names (none where `None`).
+fn snapshot(enc: &mut Encoder, seq: u64, symbol: Option<&str>) -> Vec<u8> {
+    let msg = Message {
+        template_id: 11,
+        fields: vec![
+            a("W"),
+            Some(Value::UInt(seq)),
+            Some(Value::Int(1)),
+            a("CETS"),
+            symbol.and_then(a),
+            Some(Value::Sequence(vec![vec![a("0"), None, None]])),
+        ],
+    };
+    let mut bytes = Vec::new();
+    enc.reset();
+    enc.encode(&msg, &mut bytes).unwrap();
+    bytes
+}
+
+/// A snapshot that names no instrument (its Symbol left out) is counted and dropped: it
+/// gives no book to an instrument numbered [`NO_SECURITY`].
+#[test]
+fn a_snapshot_naming_no_instrument_makes_no_book() {
+    let ts: Arc<Templates> = fastfeed_codec::parse_templates(XML).unwrap();
+    let mut enc = Encoder::new(ts.clone());
+    let mut ch = Channel::new(ts, Profile::fix(), settings());
+    for (k, symbol) in [None, Some("USD000UTSTOM")].into_iter().enumerate() {
+        let bytes = snapshot(&mut enc, k as u64 + 1, symbol);
+        ch.on_packet(LineId::Snapshot, &bytes, k as u64, &mut ());
+    }
+    let securities: Vec<u64> = ch.securities().collect();
+    assert_eq!(
+        securities,
+        [symbol_security("USD000UTSTOM", Some("CETS"))],
+        "{NO_SECURITY}"
+    );
+    let stats = ch.stats();
+    assert_eq!((stats.no_instrument, stats.snapshots_applied), (1, 1));
+}
