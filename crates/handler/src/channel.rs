@@ -9,7 +9,8 @@ use std::sync::Arc;
 
 use fastfeed_codec::{Decoder, Templates};
 use fastfeed_events::{
-    Batch, Event, MsgKind, Normalizer, Profile, BATCH_EVENTS, BATCH_MESSAGES, NO_SECURITY,
+    Batch, Definition, Event, MsgKind, Normalizer, Profile, BATCH_EVENTS, BATCH_MESSAGES,
+    NO_SECURITY,
 };
 use fastfeed_feed::config::{ChannelConfig, PacketHeader};
 use fastfeed_feed::{Arbiter, Arbitration, Line, SeqOutcome};
@@ -527,6 +528,15 @@ impl Channel {
     fn side_events<O: Output>(&mut self, events: &[Event], out: &mut O) {
         for ev in events {
             match ev {
+                // Named no instrument (a symbol left out, say): nothing to hand on.
+                Event::Status {
+                    security: Some(NO_SECURITY),
+                    ..
+                }
+                | Event::Definition(Definition {
+                    security: NO_SECURITY,
+                    ..
+                }) => self.stats.no_instrument += 1,
                 Event::Status { security, status } => {
                     self.stats.statuses += 1;
                     out.status(*security, *status);

@@ -44,7 +44,7 @@ pub struct ChannelStats {
     /// Updates that the book could not apply (it disagrees with the feed): the instrument
     /// goes stale.
     pub book_errors: u64,
-    /// Updates and snapshots that name no instrument (dropped).
+    /// Updates, snapshots, definitions and statuses that name no instrument (dropped).
     pub no_instrument: u64,
     /// Gaps in the packet sequence opened (either line may still fill them).
     pub gaps_opened: u64,

@@ -21,6 +21,12 @@ const XML: &str = r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1
       <decimal name="MDEntrySize" id="271" presence="optional"/>
     </sequence>
   </template>
+  <template name="d" id="12">
+    <string name="MessageType" id="35"><constant value="d"/></string>
+    <uInt32 name="MsgSeqNum" id="34"/>
+    <string name="Symbol" id="55" presence="optional"/>
+    <uInt32 name="MarketDepth" id="264" presence="optional"/>
+  </template>
 </templates>"#;
 
 fn settings() -> ChannelSettings {
@@ -79,4 +85,25 @@ fn a_snapshot_naming_no_instrument_makes_no_book() {
     );
     let stats = ch.stats();
     assert_eq!((stats.no_instrument, stats.snapshots_applied), (1, 1));
+}
+
+/// A definition that names no instrument (its Symbol left out) gives no instrument a depth:
+/// such an instrument would wait for a snapshot that never comes, holding the snapshot line.
+#[test]
+fn a_definition_naming_no_instrument_makes_none_wait() {
+    let ts: Arc<Templates> = fastfeed_codec::parse_templates(XML).unwrap();
+    let mut enc = Encoder::new(ts.clone());
+    let mut settings = settings();
+    settings.line_b = true;
+    let mut ch = Channel::new(ts, Profile::fix(), settings);
+    let msg = Message {
+        template_id: 12,
+        fields: vec![a("d"), Some(Value::UInt(1)), None, Some(Value::UInt(20))],
+    };
+    let mut bytes = Vec::new();
+    enc.encode(&msg, &mut bytes).unwrap();
+    ch.on_packet(LineId::A, &bytes, 0, &mut ());
+    assert_eq!(ch.securities().count(), 0);
+    assert_eq!(ch.instrument_counts(), (0, 0));
+    assert_eq!(ch.stats().no_instrument, 1);
 }
