@@ -19,7 +19,8 @@ pub(crate) fn text_hash(b: &[u8]) -> u64 {
 }
 
 /// A field's value as text, hashed: strings as sent, integers as their decimal digits (so a
-/// TradingSessionID sent as a number names the same session as its text).
+/// TradingSessionID sent as a number names the same session as its text). An empty text
+/// names nothing (`None`): an empty Symbol is no instrument, an empty session no session.
 pub(crate) fn value_hash(v: &FieldValue<'_>) -> Option<u64> {
     // The digits written on the stack: normalizing does not allocate.
     let number = |mut n: u64| {
@@ -36,8 +37,8 @@ pub(crate) fn value_hash(v: &FieldValue<'_>) -> Option<u64> {
         text_hash(&digits[at..])
     };
     match *v {
-        FieldValue::Ascii(b) | FieldValue::Bytes(b) => Some(text_hash(b)),
-        FieldValue::Unicode(s) => Some(text_hash(s.as_bytes())),
+        FieldValue::Ascii(b) | FieldValue::Bytes(b) if !b.is_empty() => Some(text_hash(b)),
+        FieldValue::Unicode(s) if !s.is_empty() => Some(text_hash(s.as_bytes())),
         FieldValue::UInt(u) => Some(number(u)),
         FieldValue::Int(i) if i >= 0 => Some(number(i as u64)),
         _ => None,
@@ -61,11 +62,13 @@ pub(crate) fn key(symbol: u64, session: Option<u64>) -> u64 {
 
 /// The security id fastfeed gives the instrument a venue names by `symbol`, with `session`
 /// (its TradingSessionID) where the venue sends one beside the symbol: what `book --symbol`
-/// looks for, and what records of such venues carry.
+/// looks for, and what records of such venues carry. An empty session is none.
 pub fn symbol_security(symbol: &str, session: Option<&str>) -> u64 {
     key(
         text_hash(symbol.as_bytes()),
-        session.map(|s| text_hash(s.as_bytes())),
+        session
+            .filter(|s| !s.is_empty())
+            .map(|s| text_hash(s.as_bytes())),
     )
 }
 

@@ -212,3 +212,70 @@ fn where_a_template_has_a_security_id_symbols_name_nothing() {
         .collect();
     assert_eq!(secs, [42, fastfeed_events::NO_SECURITY]);
 }
+
+/// An empty Symbol names no instrument (the entry takes the message's, else none, counted),
+/// and an empty TradingSessionID is no session: neither makes up an instrument of its own.
+#[test]
+fn empty_symbols_and_sessions_name_nothing() {
+    let entry = |sym: &str, sess: &str| {
+        vec![
+            Some(Value::UInt(0)),
+            a("0"),
+            None,
+            a(sym),
+            Some(Value::Int(1)),
+            dec("90.5"),
+            dec("1000"),
+            a(sess),
+        ]
+    };
+    let msgs = [
+        Message {
+            template_id: 10,
+            fields: vec![
+                a("X"),
+                Some(Value::UInt(1)),
+                Some(Value::Sequence(vec![
+                    entry("", "CETS"),
+                    entry("USD000UTSTOM", ""),
+                ])),
+            ],
+        },
+        Message {
+            template_id: 11,
+            fields: vec![
+                a("W"),
+                Some(Value::UInt(2)),
+                Some(Value::Int(5)),
+                a("CETS"),
+                a(""),
+                Some(Value::Sequence(vec![])),
+            ],
+        },
+    ];
+    let (got, no_security) = normalize_counted(&msgs);
+    let secs: Vec<u64> = got[0]
+        .1
+        .iter()
+        .map(|e| match e {
+            Event::Book(u) => u.security,
+            e => panic!("{e:?}"),
+        })
+        .collect();
+    assert_eq!(
+        secs,
+        [
+            fastfeed_events::NO_SECURITY,
+            symbol_security("USD000UTSTOM", None)
+        ]
+    );
+    assert_eq!(
+        symbol_security("USD000UTSTOM", Some("")),
+        symbol_security("USD000UTSTOM", None)
+    );
+    match got[1].1[0] {
+        Event::SnapshotBegin(h) => assert_eq!(h.security, fastfeed_events::NO_SECURITY),
+        e => panic!("{e:?}"),
+    }
+    assert_eq!(no_security, 2);
+}
