@@ -225,6 +225,8 @@ impl Channel {
     pub fn stats(&self) -> ChannelStats {
         let mut s = self.stats.clone();
         s.arbiter = self.arbiter.stats();
+        let n = self.normalizer.stats();
+        (s.unknown_actions, s.no_entry_type) = (n.unknown_actions, n.no_entry_type);
         s
     }
 

@@ -46,6 +46,11 @@ pub struct ChannelStats {
     pub book_errors: u64,
     /// Updates, snapshots, definitions and statuses that name no instrument (dropped).
     pub no_instrument: u64,
+    /// MD entries with an MDUpdateAction the profile does not know (their RptSeq counts,
+    /// the book is not changed), as decoded: a packet decoded from both lines counts twice.
+    pub unknown_actions: u64,
+    /// MD entries without an MDEntryType (not applied), as decoded.
+    pub no_entry_type: u64,
     /// Gaps in the packet sequence opened (either line may still fill them).
     pub gaps_opened: u64,
     /// Gaps the other line filled in time.
@@ -123,6 +128,8 @@ impl ChannelStats {
             ("old_updates".into(), self.old_updates),
             ("book_errors".into(), self.book_errors),
             ("no_instrument".into(), self.no_instrument),
+            ("unknown_actions".into(), self.unknown_actions),
+            ("no_entry_type".into(), self.no_entry_type),
             ("gaps_opened".into(), self.gaps_opened),
             ("gaps_filled".into(), self.gaps_filled),
             ("gaps_timed_out".into(), self.gaps_timed_out),

@@ -21,6 +21,18 @@ const XML: &str = r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1
       <decimal name="MDEntrySize" id="271" presence="optional"/>
     </sequence>
   </template>
+  <template name="X-OBR" id="10">
+    <string name="MessageType" id="35"><constant value="X"/></string>
+    <uInt32 name="MsgSeqNum" id="34"/>
+    <sequence name="GroupMDEntries"><length name="NoMDEntries" id="268"/>
+      <uInt32 name="MDUpdateAction" id="279"/>
+      <string name="MDEntryType" id="269" presence="optional"/>
+      <string name="Symbol" id="55" presence="optional"/>
+      <int32 name="RptSeq" id="83" presence="optional"/>
+      <decimal name="MDEntryPx" id="270" presence="optional"/>
+      <decimal name="MDEntrySize" id="271" presence="optional"/>
+    </sequence>
+  </template>
   <template name="d" id="12">
     <string name="MessageType" id="35"><constant value="d"/></string>
     <uInt32 name="MsgSeqNum" id="34"/>
@@ -106,4 +118,48 @@ fn a_definition_naming_no_instrument_makes_none_wait() {
     assert_eq!(ch.securities().count(), 0);
     assert_eq!(ch.instrument_counts(), (0, 0));
     assert_eq!(ch.stats().no_instrument, 1);
+}
+
+/// Entries the normalizer could not make updates of (an MDUpdateAction the profile does not
+/// know, no MDEntryType) are counted in the channel's stats, as are entries naming no
+/// instrument (an empty Symbol).
+#[test]
+fn entries_that_are_not_updates_are_counted() {
+    let ts: Arc<Templates> = fastfeed_codec::parse_templates(XML).unwrap();
+    let mut enc = Encoder::new(ts.clone());
+    let mut ch = Channel::new(ts, Profile::fix(), settings());
+    let entry = |action: u64, side: Option<&str>, sym: &str| {
+        vec![
+            Some(Value::UInt(action)),
+            side.and_then(a),
+            a(sym),
+            Some(Value::Int(1)),
+            None,
+            None,
+        ]
+    };
+    let msg = Message {
+        template_id: 10,
+        fields: vec![
+            a("X"),
+            Some(Value::UInt(1)),
+            Some(Value::Sequence(vec![
+                entry(99, Some("0"), "USD000UTSTOM"),
+                entry(0, None, "EUR_RUB__TOM"),
+                entry(0, Some("1"), ""),
+            ])),
+        ],
+    };
+    let mut bytes = Vec::new();
+    enc.encode(&msg, &mut bytes).unwrap();
+    ch.on_packet(LineId::A, &bytes, 0, &mut ());
+    let s = ch.stats();
+    assert_eq!(
+        (s.unknown_actions, s.no_entry_type, s.no_instrument),
+        (1, 1, 1)
+    );
+    let fields = s.fields();
+    for name in ["unknown_actions", "no_entry_type"] {
+        assert!(fields.contains(&(name.into(), 1)), "{name}: {fields:?}");
+    }
 }
