@@ -24,9 +24,10 @@ pub struct Reader<'a> {
     pub max_len: usize,
 }
 
-#[inline]
+/// An error at `pos`, built out of line (see [`crate::primitives::fail`]).
+#[inline(always)]
 fn err<T>(kind: ErrorKind, pos: usize) -> Result<T, Box<CodecError>> {
-    Err(Box::new(CodecError::new(kind, pos)))
+    Err(crate::primitives::error(kind, pos))
 }
 
 impl<'a> Reader<'a> {

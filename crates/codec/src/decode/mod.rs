@@ -62,8 +62,9 @@ struct State_ {
 /// values in registers.
 type Res<T> = Result<T, Box<CodecError>>;
 
+#[inline(always)]
 fn fail<T>(kind: ErrorKind, at: usize) -> Res<T> {
-    Err(Box::new(CodecError::new(kind, at)))
+    Err(crate::primitives::error(kind, at))
 }
 
 impl Decoder {

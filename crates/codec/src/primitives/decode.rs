@@ -3,8 +3,8 @@
 // the interpreter's errors and offsets. Mandatory and optional fields have functions of their
 // own, so a mandatory field's value needs no Option.
 
-use super::{fail, Entry, Generation, Int, Res, Slot};
-use crate::error::ErrorKind;
+use super::{error, fail, Entry, Generation, Int, Res, Slot};
+use crate::error::{CodecError, ErrorKind};
 use crate::wire::Reader;
 use crate::Decimal;
 
@@ -226,7 +226,10 @@ fn previous_or_read<T: Int, const INCR: bool>(
     init: Option<T>,
 ) -> Res<T> {
     if needs_entry(present, g, e) {
-        return unassigned(r.pos, g, e, init);
+        return match unassigned(g, e, init) {
+            Some(bits) => Ok(T::from_bits(bits)),
+            None => Err(unassigned_error(r.pos, g, e)),
+        };
     }
     let previous = if INCR { step::<T>(e.value) } else { e.value };
     let bits = match one_byte::<T, false>(r, present, previous) {
@@ -247,7 +250,7 @@ fn previous_or_read_opt<T: Int, const INCR: bool>(
     out: &mut Option<T>,
 ) -> Res<()> {
     if needs_entry(present, g, e) {
-        *out = unassigned_opt(g, e, init)?;
+        *out = unassigned_opt(g, e, init);
         return Ok(());
     }
     let previous = if INCR { step::<T>(e.value) } else { e.value };
@@ -268,34 +271,47 @@ pub fn step<T: Int>(bits: u64) -> u64 {
     crate::template::increment_bits(bits, T::LO, T::HI)
 }
 
-/// A mandatory copy or increment whose entry is not assigned: the initial value, or D5 / D6.
+/// A mandatory copy or increment whose entry is not assigned: the initial value's bits, or
+/// None for an error ([`unassigned_error`]). Neither returns a `Res<T>`: a cold call
+/// returning one writes it to the stack, and the hot path of every copy and increment then
+/// stored its own value in that slot too (two stores a field in the generated decoders).
 #[cold]
 #[inline(never)]
-fn unassigned<T: Int>(at: usize, g: Generation, e: &mut Slot<u64>, init: Option<T>) -> Res<T> {
+fn unassigned<T: Int>(g: Generation, e: &mut Slot<u64>, init: Option<T>) -> Option<u64> {
     match (e.state(g), init) {
         (Entry::Undefined, Some(v)) => {
             e.set(g, v.to_bits());
-            Ok(v)
+            Some(v.to_bits())
         }
-        (Entry::Undefined, None) => fail(ErrorKind::MissingValue, at),
-        _ => fail(ErrorKind::EmptyPrevious, at),
+        _ => None,
     }
+}
+
+/// Why an unassigned mandatory entry has no value: D5 if undefined, D6 if empty.
+#[cold]
+#[inline(never)]
+fn unassigned_error(at: usize, g: Generation, e: &Slot<u64>) -> Box<CodecError> {
+    let kind = match e.state(g) {
+        Entry::Undefined => ErrorKind::MissingValue,
+        _ => ErrorKind::EmptyPrevious,
+    };
+    error(kind, at)
 }
 
 /// An optional copy or increment whose entry is not assigned: the initial value or absent.
 #[cold]
 #[inline(never)]
-fn unassigned_opt<T: Int>(g: Generation, e: &mut Slot<u64>, init: Option<T>) -> Res<Option<T>> {
+fn unassigned_opt<T: Int>(g: Generation, e: &mut Slot<u64>, init: Option<T>) -> Option<T> {
     match (e.state(g), init) {
         (Entry::Undefined, Some(v)) => {
             e.set(g, v.to_bits());
-            Ok(Some(v))
+            Some(v)
         }
         (Entry::Undefined, None) => {
             e.set_empty(g);
-            Ok(None)
+            None
         }
-        _ => Ok(None),
+        _ => None,
     }
 }
 

@@ -27,11 +27,19 @@ pub use strings::*;
 /// A result with a boxed error.
 pub type Res<T> = Result<T, Box<CodecError>>;
 
-/// An error of `kind` at byte `at`.
+/// An error of `kind` at byte `at`. Inlined around a cold call that returns the box alone
+/// (in a register): a cold call returning a `Res<T>` writes it to a stack slot, and code
+/// whose hot path joins it then kept its own results in that slot too.
+#[inline(always)]
+pub fn fail<T>(kind: ErrorKind, at: usize) -> Res<T> {
+    Err(error(kind, at))
+}
+
+/// The boxed error of `kind` at byte `at`.
 #[cold]
 #[inline(never)]
-pub fn fail<T>(kind: ErrorKind, at: usize) -> Res<T> {
-    Err(Box::new(CodecError::new(kind, at)))
+pub fn error(kind: ErrorKind, at: usize) -> Box<CodecError> {
+    Box::new(CodecError::new(kind, at))
 }
 
 /// Field and template names on errors travelling out of generated code.
