@@ -119,6 +119,10 @@ pub struct SnapshotHeader {
     pub first_fragment: Option<bool>,
     /// LastFragment (893) is 1, where sent: whether this message completes the snapshot.
     pub last_fragment: Option<bool>,
+    /// The message's template declares RouteFirst or LastFragment: the venue flags the
+    /// fragments of split snapshots, so a message without flags may be one of them (known
+    /// from the first message on, before any flag has been seen).
+    pub flags_declared: bool,
 }
 
 /// A short symbol kept inline (longer ones are cut, and counted).

@@ -60,6 +60,8 @@ pub(crate) struct TemplateMap {
     /// its instruments are named by Symbol and TradingSessionID. Where it has one, those
     /// fields name nothing (a FORTS entry whose SecurityID is null stays without one).
     pub symbol_keyed: bool,
+    /// The template has RouteFirst (7944) or LastFragment (893) at its top.
+    pub fragment_flags: bool,
     pub top: Vec<Top>,
     /// Per top-level sequence: element roles, and whether it holds the MD entries.
     pub seqs: Vec<(Vec<Elem>, bool)>,
@@ -184,6 +186,9 @@ impl TemplateMap {
         TemplateMap {
             kind,
             symbol_keyed,
+            fragment_flags: top
+                .iter()
+                .any(|r| matches!(r, Top::RouteFirst | Top::LastFragment)),
             top,
             seqs,
         }

@@ -98,6 +98,8 @@ fn snapshots() {
     assert!(begins
         .iter()
         .all(|h| h.rpt_seq.is_some() && h.last_msg_seq_processed.is_some()));
+    // FORTS 2013 never splits a snapshot: its template declares no fragment flags.
+    assert!(begins.iter().all(|h| !h.flags_declared));
     assert_eq!(
         events
             .iter()

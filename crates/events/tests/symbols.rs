@@ -26,6 +26,7 @@ const XML: &str = r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1
     <int32 name="RptSeq" id="83"/>
     <string name="TradingSessionID" id="336" presence="optional"/>
     <string name="Symbol" id="55"/>
+    <uInt32 name="LastFragment" id="893" presence="optional"/>
     <sequence name="GroupMDEntries"><length name="NoMDEntries" id="268"/>
       <string name="MDEntryType" id="269"/>
       <string name="MDEntryID" id="278" presence="optional"/>
@@ -128,6 +129,7 @@ fn orders_named_by_symbol_and_session_share_one_instrument_with_their_snapshot()
                 Some(Value::Int(5)),
                 a("CETS"),
                 a("USD000UTSTOM"),
+                None,
                 Some(Value::Sequence(vec![vec![
                     a("0"),
                     a("1001"),
@@ -168,7 +170,11 @@ fn orders_named_by_symbol_and_session_share_one_instrument_with_their_snapshot()
     );
     assert_eq!(got[1].0, MsgKind::Snapshot);
     match got[1].1[0] {
-        Event::SnapshotBegin(h) => assert_eq!((h.security, h.rpt_seq), (usd, Some(5))),
+        // The template declares LastFragment (left out here): fragments are flagged.
+        Event::SnapshotBegin(h) => assert_eq!(
+            (h.security, h.rpt_seq, h.last_fragment, h.flags_declared),
+            (usd, Some(5), None, true)
+        ),
         e => panic!("{e:?}"),
     }
 }
@@ -249,6 +255,7 @@ fn empty_symbols_and_sessions_name_nothing() {
                 Some(Value::Int(5)),
                 a("CETS"),
                 a(""),
+                None,
                 Some(Value::Sequence(vec![])),
             ],
         },

@@ -7,7 +7,8 @@
 //! LastFragment; a flag left out is read from what is open: a message with neither flag
 //! continues the instrument's open snapshot if there is one and is whole otherwise, and
 //! LastFragment left out where RouteFirst came means more are to come. Where RouteFirst is
-//! left out but the line does send flags, a message that continues nothing begins a snapshot
+//! left out but the line does send flags (its template declares them, or a message carried
+//! one), a message that continues nothing begins a snapshot
 //! only right after one ended: otherwise it may be a later fragment of a snapshot whose
 //! start was lost (a gap, the line joined mid-way, the entry cap), and is dropped.
 
@@ -37,7 +38,8 @@ pub(crate) struct Fragments {
     /// The last message taken ended a snapshot: its MsgSeqNum (`Some(None)`: unnumbered, or
     /// a sequence reset, after which any number follows). `None`: unknown, or mid-snapshot.
     ended: Option<Option<u64>>,
-    /// Some message carried RouteFirst or LastFragment: the venue flags its fragments.
+    /// A template declared RouteFirst or LastFragment, or a message carried one: the venue
+    /// flags its fragments.
     flagged: bool,
 }
 
@@ -74,7 +76,7 @@ impl Fragments {
             Some(None) => true,
             None => false,
         };
-        self.flagged |= h.first_fragment.is_some() || h.last_fragment.is_some();
+        self.flagged |= h.flags_declared || h.first_fragment.is_some() || h.last_fragment.is_some();
         let first = h
             .first_fragment
             .unwrap_or(!open_here && (after_end || !self.flagged));
@@ -277,6 +279,39 @@ mod tests {
         f.give_up(&mut stats);
         assert!(f.add(&header(7, N, Y), Some(31), c, &mut stats).is_none());
         assert_eq!(stats.snapshot_fragments_dropped, 10);
+    }
+
+    /// A line whose template declares the flags, joined mid-snapshot: its first message, a
+    /// middle fragment sent without flags, is not taken for a whole snapshot, although no
+    /// flag has been seen yet.
+    #[test]
+    fn declared_flags_count_before_any_flag_is_seen() {
+        let (a, b, c) = (&[entry(2)][..], &[entry(3)][..], &[entry(5)][..]);
+        let declared = |security, first, last| SnapshotHeader {
+            flags_declared: true,
+            ..header(security, first, last)
+        };
+        let (mut f, mut stats) = (Fragments::default(), ChannelStats::default());
+        assert!(f
+            .add(&declared(7, None, None), Some(12), b, &mut stats)
+            .is_none());
+        assert!(f
+            .add(&declared(7, None, Y), Some(13), c, &mut stats)
+            .is_none());
+        assert_eq!(stats.snapshot_fragments_dropped, 2);
+        // The next snapshot, flagged where 1, is gathered whole.
+        assert!(f
+            .add(&declared(8, Y, None), Some(14), a, &mut stats)
+            .is_none());
+        let (_, e) = f
+            .add(&declared(8, None, Y), Some(15), c, &mut stats)
+            .expect("completed");
+        assert_eq!(e, [entry(2), entry(5)]);
+        // Undeclared, the same first message is a whole snapshot (a venue that never splits).
+        let (mut f, mut stats) = (Fragments::default(), ChannelStats::default());
+        assert!(f
+            .add(&header(7, None, None), Some(12), b, &mut stats)
+            .is_some());
     }
 
     /// Where the venue leaves RouteFirst out, a fragment whose start was lost (a gap, the

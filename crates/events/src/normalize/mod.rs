@@ -422,6 +422,7 @@ impl Normalizer {
                     depth: t.depth,
                     first_fragment: t.route_first.map(|v| v == 1),
                     last_fragment: t.last_fragment.map(|v| v == 1),
+                    flags_declared: self.maps[m].fragment_flags,
                 });
                 if t.security.is_none() {
                     self.stats.no_security += 1;
