@@ -286,8 +286,25 @@ fn emit_seg(plan: &Plan, i: usize, o: &mut Out) -> Result<(), Error> {
         ));
         1
     } else {
+        // An element's fields read a copy of the reader, its position written back after
+        // them: through the caller's reader, each field stored the position to memory and
+        // reloaded the input's bounds (a message's fields already read a local reader).
         o.open(format!(
             "fn rd_{}{lt}(&mut self, r: &mut {reader}, out: &mut {ty}, depth: u32) -> fp::Res<()> {{",
+            seg.fn_name
+        ));
+        o.line("let mut local = *r;");
+        o.line(format!(
+            "let done = self.rd_{}_fields(&mut local, out, depth);",
+            seg.fn_name
+        ));
+        o.line("r.pos = local.pos;");
+        o.line("done");
+        o.close("}");
+        o.line("");
+        o.line("#[inline(always)]");
+        o.open(format!(
+            "fn rd_{}_fields{lt}(&mut self, r: &mut {reader}, out: &mut {ty}, depth: u32) -> fp::Res<()> {{",
             seg.fn_name
         ));
         if seg.seg.has_pmap {

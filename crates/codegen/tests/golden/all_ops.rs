@@ -1237,6 +1237,14 @@ impl Decoder {
     }
 
     fn rd_all_seq(&mut self, r: &mut fp::Reader<'_>, out: &mut AllSeq, depth: u32) -> fp::Res<()> {
+        let mut local = *r;
+        let done = self.rd_all_seq_fields(&mut local, out, depth);
+        r.pos = local.pos;
+        done
+    }
+
+    #[inline(always)]
+    fn rd_all_seq_fields(&mut self, r: &mut fp::Reader<'_>, out: &mut AllSeq, depth: u32) -> fp::Res<()> {
         let at = r.pos;
         let mut pm = fp::Presence::default();
         r.presence_to(&mut pm)?;
@@ -1278,6 +1286,14 @@ impl Decoder {
     }
 
     fn rd_all_seq_eg(&mut self, r: &mut fp::Reader<'_>, out: &mut AllSeqEG, depth: u32) -> fp::Res<()> {
+        let mut local = *r;
+        let done = self.rd_all_seq_eg_fields(&mut local, out, depth);
+        r.pos = local.pos;
+        done
+    }
+
+    #[inline(always)]
+    fn rd_all_seq_eg_fields(&mut self, r: &mut fp::Reader<'_>, out: &mut AllSeqEG, depth: u32) -> fp::Res<()> {
         let at = r.pos;
         let mut pm = fp::Presence::default();
         r.presence_to(&mut pm)?;
@@ -1287,6 +1303,14 @@ impl Decoder {
     }
 
     fn rd_all_seq_o<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut AllSeqO<'a>, depth: u32) -> fp::Res<()> {
+        let mut local = *r;
+        let done = self.rd_all_seq_o_fields(&mut local, out, depth);
+        r.pos = local.pos;
+        done
+    }
+
+    #[inline(always)]
+    fn rd_all_seq_o_fields<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut AllSeqO<'a>, depth: u32) -> fp::Res<()> {
         out.f1 = fp::int::<i32>(r).at_field("F1")?;
         self.rs_all_seq_o_inner(r, false, &mut out.inner, depth).at_field("Inner")?;
         Ok(())
@@ -1310,6 +1334,14 @@ impl Decoder {
     }
 
     fn rd_all_seq_o_inner<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut AllSeqOInner<'a>, depth: u32) -> fp::Res<()> {
+        let mut local = *r;
+        let done = self.rd_all_seq_o_inner_fields(&mut local, out, depth);
+        r.pos = local.pos;
+        done
+    }
+
+    #[inline(always)]
+    fn rd_all_seq_o_inner_fields<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut AllSeqOInner<'a>, depth: u32) -> fp::Res<()> {
         out.type_ = fp::ascii(r).at_field("type")?;
         Ok(())
     }
@@ -1327,6 +1359,14 @@ impl Decoder {
     }
 
     fn rd_all_seq_c(&mut self, r: &mut fp::Reader<'_>, out: &mut AllSeqC, depth: u32) -> fp::Res<()> {
+        let mut local = *r;
+        let done = self.rd_all_seq_c_fields(&mut local, out, depth);
+        r.pos = local.pos;
+        done
+    }
+
+    #[inline(always)]
+    fn rd_all_seq_c_fields(&mut self, r: &mut fp::Reader<'_>, out: &mut AllSeqC, depth: u32) -> fp::Res<()> {
         out.c1 = fp::int::<u32>(r).at_field("C1")?;
         Ok(())
     }
@@ -1344,6 +1384,14 @@ impl Decoder {
     }
 
     fn rd_all_g<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut AllG<'a>, depth: u32) -> fp::Res<()> {
+        let mut local = *r;
+        let done = self.rd_all_g_fields(&mut local, out, depth);
+        r.pos = local.pos;
+        done
+    }
+
+    #[inline(always)]
+    fn rd_all_g_fields<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut AllG<'a>, depth: u32) -> fp::Res<()> {
         let at = r.pos;
         let mut pm = fp::Presence::default();
         r.presence_to(&mut pm)?;
@@ -1354,11 +1402,27 @@ impl Decoder {
     }
 
     fn rd_all_ggg<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut AllGGG<'a>, depth: u32) -> fp::Res<()> {
+        let mut local = *r;
+        let done = self.rd_all_ggg_fields(&mut local, out, depth);
+        r.pos = local.pos;
+        done
+    }
+
+    #[inline(always)]
+    fn rd_all_ggg_fields<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut AllGGG<'a>, depth: u32) -> fp::Res<()> {
         out.g2 = fp::ascii(r).at_field("G2")?;
         Ok(())
     }
 
     fn rd_all_h(&mut self, r: &mut fp::Reader<'_>, out: &mut AllH, depth: u32) -> fp::Res<()> {
+        let mut local = *r;
+        let done = self.rd_all_h_fields(&mut local, out, depth);
+        r.pos = local.pos;
+        done
+    }
+
+    #[inline(always)]
+    fn rd_all_h_fields(&mut self, r: &mut fp::Reader<'_>, out: &mut AllH, depth: u32) -> fp::Res<()> {
         out.h1 = fp::int::<i32>(r).at_field("H1")?;
         Ok(())
     }

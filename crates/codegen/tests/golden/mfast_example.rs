@@ -716,6 +716,14 @@ impl Decoder {
     }
 
     fn rd_market_data_md_entries<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut MarketDataMDEntries<'a>, depth: u32) -> fp::Res<()> {
+        let mut local = *r;
+        let done = self.rd_market_data_md_entries_fields(&mut local, out, depth);
+        r.pos = local.pos;
+        done
+    }
+
+    #[inline(always)]
+    fn rd_market_data_md_entries_fields<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut MarketDataMDEntries<'a>, depth: u32) -> fp::Res<()> {
         let at = r.pos;
         let mut pm = fp::Presence::default();
         r.presence_to(&mut pm)?;
@@ -829,6 +837,14 @@ impl Decoder {
     }
 
     fn rd_quote_request_related_sym<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut QuoteRequestRelatedSym<'a>, depth: u32) -> fp::Res<()> {
+        let mut local = *r;
+        let done = self.rd_quote_request_related_sym_fields(&mut local, out, depth);
+        r.pos = local.pos;
+        done
+    }
+
+    #[inline(always)]
+    fn rd_quote_request_related_sym_fields<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut QuoteRequestRelatedSym<'a>, depth: u32) -> fp::Res<()> {
         let at = r.pos;
         let mut pm = fp::Presence::default();
         r.presence_to(&mut pm)?;
