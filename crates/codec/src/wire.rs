@@ -339,8 +339,8 @@ impl<'a> Reader<'a> {
 }
 
 /// The 7-bit groups of the first `n` (1..=8) bytes of `w` (first byte in the low bits)
-/// concatenated, the first byte's group on top: a byte swap and three shift-and-merge steps
-/// instead of a loop over the bytes.
+/// concatenated, the first byte's group on top: a byte swap and three merging steps instead
+/// of a loop over the bytes.
 #[inline(always)]
 fn concat_groups(w: u64, n: usize) -> u64 {
     // Built for BMI2 (`-C target-feature=+bmi2`, or a target CPU that has it): one
@@ -360,7 +360,9 @@ fn concat_groups(w: u64, n: usize) -> u64 {
 #[inline(always)]
 fn concat_groups_portable(w: u64, n: usize) -> u64 {
     let x = (w & 0x7f7f_7f7f_7f7f_7f7f).swap_bytes() >> (64 - 8 * n);
-    let x = (x & 0x007f_007f_007f_007f) | ((x & 0x7f00_7f00_7f00_7f00) >> 1);
+    // Pairs of bytes: `hi << 8 + lo` less half of `hi << 8` is `hi << 7 + lo`, one mask
+    // where the merge below takes two (64-bit constants, materialised at every read).
+    let x = x - ((x & 0x7f00_7f00_7f00_7f00) >> 1);
     let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
     (x & 0x0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4)
 }
