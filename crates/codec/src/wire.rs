@@ -112,6 +112,32 @@ impl<'a> Reader<'a> {
         self.u64_in::<true>()
     }
 
+    /// [`Reader::u64_local`] for a field of at most 32 bits (the caller checks the range):
+    /// such fields' values mostly take up to four bytes, read here with a four-byte load
+    /// and 32-bit merges, whose masks fit in the instructions; longer entities, the end of
+    /// the input and overlong forms take the general path.
+    #[inline(always)]
+    pub fn narrow_u64_local(&mut self) -> Result<u64, Box<CodecError>> {
+        let start = self.pos;
+        if let Some(&b) = self.buf.get(start) {
+            if b & 0x80 != 0 {
+                self.pos = start + 1;
+                return Ok((b & 0x7f) as u64);
+            }
+        }
+        if let Some(chunk) = self.buf.get(start..start + 4) {
+            let w = u32::from_le_bytes(chunk.try_into().expect("4 bytes"));
+            let stops = w & 0x8080_8080;
+            // Two or more bytes (one took the path above); overlong if the first is zero.
+            if stops != 0 && !(self.strict && w & 0xff == 0) {
+                let n = (stops.trailing_zeros() / 8 + 1) as usize;
+                self.pos = start + n;
+                return Ok(concat_groups4(w, n) as u64);
+            }
+        }
+        self.u64_in::<true>()
+    }
+
     #[inline(always)]
     fn u64_in<const LOCAL: bool>(&mut self) -> Result<u64, Box<CodecError>> {
         let start = self.pos;
@@ -353,6 +379,24 @@ fn concat_groups(w: u64, n: usize) -> u64 {
     };
     #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
     concat_groups_portable(w, n)
+}
+
+/// [`concat_groups`] for the first `n` (1..=4) bytes of a 32-bit word.
+#[inline(always)]
+fn concat_groups4(w: u32, n: usize) -> u32 {
+    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
+    // SAFETY: as in `concat_groups`: compiled only for CPUs with BMI2; reads no memory.
+    return unsafe { std::arch::x86_64::_pext_u32(w.swap_bytes() >> (32 - 8 * n), 0x7f7f_7f7f) };
+    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
+    concat_groups4_portable(w, n)
+}
+
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
+#[inline(always)]
+fn concat_groups4_portable(w: u32, n: usize) -> u32 {
+    let x = (w & 0x7f7f_7f7f).swap_bytes() >> (32 - 8 * n);
+    let x = x - ((x & 0x7f00_7f00) >> 1);
+    (x & 0x3fff) | ((x & 0x3fff_0000) >> 2)
 }
 
 // Built for BMI2, only the tests call it (against the pext path).

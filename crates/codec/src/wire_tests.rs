@@ -83,6 +83,39 @@ fn integers_round_trip_at_the_edges() {
     }
 }
 
+/// The four-byte reader of narrow fields reads what the general one does: the same value,
+/// position and error, strict or not, for entities of every length, cut short or not.
+#[test]
+fn narrow_reads_agree_with_the_general_reader() {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let len = (x % 11) as usize;
+        let stop = (x >> 8) as usize % 7;
+        let mut b: Vec<u8> = (0..len)
+            .map(|i| (x >> (8 * (i % 8))) as u8 & 0x7f)
+            .collect();
+        if stop < len {
+            b[stop] |= 0x80;
+        }
+        if x & (1 << 60) != 0 && !b.is_empty() {
+            b[0] = 0;
+        }
+        for strict in [false, true] {
+            let mut general = Reader::new(&b, strict);
+            let mut narrow = Reader::new(&b, strict);
+            let want = general.u64_local().map_err(|e| (e.kind, e.offset));
+            let got = narrow.narrow_u64_local().map_err(|e| (e.kind, e.offset));
+            assert_eq!(got, want, "{b:02x?} strict {strict}");
+            if want.is_ok() {
+                assert_eq!(narrow.pos, general.pos, "{b:02x?}");
+            }
+        }
+    }
+}
+
 #[test]
 fn groups_concatenate_as_a_loop_would() {
     let mut x = 0x9e37_79b9_7f4a_7c15u64;
@@ -95,6 +128,14 @@ fn groups_concatenate_as_a_loop_would() {
             assert_eq!(concat_groups(x, n), want, "{x:x} {n}");
             // Both ways, whichever the build's CPU features select above.
             assert_eq!(concat_groups_portable(x, n), want, "{x:x} {n}");
+            if n <= 4 {
+                assert_eq!(concat_groups4(x as u32, n) as u64, want, "{x:x} {n}");
+                assert_eq!(
+                    concat_groups4_portable(x as u32, n) as u64,
+                    want,
+                    "{x:x} {n}"
+                );
+            }
         }
     }
 }

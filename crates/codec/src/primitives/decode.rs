@@ -19,7 +19,11 @@ pub fn int<T: Int>(r: &mut Reader) -> Res<T> {
         }
         v as u64
     } else {
-        let v = r.u64_local()?;
+        let v = if T::HI <= u32::MAX as u64 {
+            r.narrow_u64_local()?
+        } else {
+            r.u64_local()?
+        };
         if v > T::HI {
             return fail(ErrorKind::IntegerOverflow, at);
         }
