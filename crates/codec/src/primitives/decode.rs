@@ -432,3 +432,54 @@ pub fn sequence_len(r: &Reader, len: u32, max: u32, has_pmap: bool, at: usize) -
     }
     Ok(len as usize)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copy reads, for any input, what the general path reads: the stream's value if its
+    /// bit is set, else the previous one, with the same errors and position, strict or not
+    /// (types of 8 to 64 bits: the one-byte path, the narrow and the wide reader).
+    fn narrow_copies_agree<T: Int>() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = (x % 9) as usize;
+            let mut b: Vec<u8> = (0..len).map(|i| (x >> (7 * i)) as u8).collect();
+            if x & (1 << 62) != 0 {
+                b.iter_mut().skip(1).for_each(|c| *c &= 0x7f);
+            }
+            let present = x & (1 << 61) != 0;
+            for strict in [false, true] {
+                let g = Generation::default();
+                let mut e = Slot::<u64>::default();
+                e.set(g, 5);
+                let mut r = Reader::new(&b, strict);
+                let got = copy::<T>(&mut r, present, g, &mut e, None).map_err(|e| e.kind);
+                let mut w = Reader::new(&b, strict);
+                let want = if present {
+                    int::<T>(&mut w).map_err(|e| e.kind)
+                } else {
+                    Ok(T::from_bits(5))
+                };
+                assert_eq!(got, want, "{b:02x?} present {present} strict {strict}");
+                if want.is_ok() {
+                    assert_eq!(r.pos, w.pos, "{b:02x?}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn copies_agree_with_the_general_path() {
+        narrow_copies_agree::<u8>();
+        narrow_copies_agree::<u16>();
+        narrow_copies_agree::<u32>();
+        narrow_copies_agree::<i8>();
+        narrow_copies_agree::<i16>();
+        narrow_copies_agree::<i32>();
+        narrow_copies_agree::<u64>();
+    }
+}
