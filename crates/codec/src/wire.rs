@@ -129,10 +129,23 @@ impl<'a> Reader<'a> {
             let w = u32::from_le_bytes(chunk.try_into().expect("4 bytes"));
             let stops = w & 0x8080_8080;
             // Two or more bytes (one took the path above); overlong if the first is zero.
-            if stops != 0 && !(self.strict && w & 0xff == 0) {
-                let n = (stops.trailing_zeros() / 8 + 1) as usize;
-                self.pos = start + n;
-                return Ok(concat_groups4(w, n) as u64);
+            if !(self.strict && w & 0xff == 0) {
+                // The length as branches, not computed from the stop bits: predicted, the
+                // next field's position does not wait for this field's bytes to load (the
+                // chain of loads, each waiting on the one before, bounds short messages).
+                let n = if stops & 0x8000 != 0 {
+                    2
+                } else if stops & 0x80_0000 != 0 {
+                    3
+                } else if stops != 0 {
+                    4
+                } else {
+                    0
+                };
+                if n != 0 {
+                    self.pos = start + n;
+                    return Ok(concat_groups4(w, n) as u64);
+                }
             }
         }
         self.u64_in::<true>()
