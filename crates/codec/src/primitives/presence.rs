@@ -35,7 +35,16 @@ impl Reader<'_> {
             let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
             let stops = w & !DATA;
             if stops != 0 {
-                let n = stops.trailing_zeros() / 8 + 1;
+                // Short maps' lengths as branches (see `Reader::narrow_u64_local`).
+                let n = if stops & 0x80 != 0 {
+                    1
+                } else if stops & 0x8000 != 0 {
+                    2
+                } else if stops & 0x80_0000 != 0 {
+                    3
+                } else {
+                    stops.trailing_zeros() / 8 + 1
+                };
                 let word = w & DATA & (u64::MAX >> (64 - 8 * n));
                 // Overlong (R7): a last byte of zero bits after the first.
                 if self.strict && n > 1 && word >> (8 * (n - 1)) == 0 {
