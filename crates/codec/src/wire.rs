@@ -397,9 +397,9 @@ fn concat_groups(w: u64, n: usize) -> u64 {
 /// [`concat_groups`] for the first `n` (1..=4) bytes of a 32-bit word.
 #[inline(always)]
 fn concat_groups4(w: u32, n: usize) -> u32 {
+    // Built for BMI2, the one `pext` of the 64-bit path.
     #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    // SAFETY: as in `concat_groups`: compiled only for CPUs with BMI2; reads no memory.
-    return unsafe { std::arch::x86_64::_pext_u32(w.swap_bytes() >> (32 - 8 * n), 0x7f7f_7f7f) };
+    return concat_groups(w as u64, n) as u32;
     #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
     concat_groups4_portable(w, n)
 }
