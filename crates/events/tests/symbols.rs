@@ -34,18 +34,6 @@ const XML: &str = r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1
       <decimal name="MDEntrySize" id="271" presence="optional"/>
     </sequence>
   </template>
-  <template name="d-SecDef" id="13">
-    <string name="MessageType" id="35"><constant value="d"/></string>
-    <uInt32 name="MsgSeqNum" id="34"/>
-    <string name="Symbol" id="55"/>
-    <sequence name="MarketSegmentGrp"><length name="NoMarketSegments" id="1310"/>
-      <decimal name="RoundLot" id="561" presence="optional"/>
-      <sequence name="TradingSessionRulesGrp"><length name="NoTradingSessionRules" id="1309"/>
-        <string name="TradingSessionID" id="336"/>
-        <int32 name="SecurityTradingStatus" id="326" presence="optional"/>
-      </sequence>
-    </sequence>
-  </template>
   <template name="X-Both" id="12">
     <string name="MessageType" id="35"><constant value="X"/></string>
     <uInt32 name="MsgSeqNum" id="34"/>
@@ -188,69 +176,6 @@ fn orders_named_by_symbol_and_session_share_one_instrument_with_their_snapshot()
             (usd, Some(5), None, true)
         ),
         e => panic!("{e:?}"),
-    }
-}
-
-/// A definition whose sessions are listed in nested groups (MOEX ASTS) defines the
-/// instrument of each session: the ids its books have, not the symbol's alone.
-#[test]
-fn definitions_name_an_instrument_per_session_of_their_nested_groups() {
-    let rules = |sessions: &[&str]| {
-        Some(Value::Sequence(
-            sessions
-                .iter()
-                .map(|x| vec![a(x), Some(Value::Int(18))])
-                .collect(),
-        ))
-    };
-    let msg = Message {
-        template_id: 13,
-        fields: vec![
-            a("d"),
-            Some(Value::UInt(1)),
-            a("USD000UTSTOM"),
-            Some(Value::Sequence(vec![
-                vec![dec("1000"), rules(&["CETS", "CNGD"])],
-                vec![None, rules(&["CETS"])],
-            ])),
-        ],
-    };
-    let (got, _) = normalize_counted(&[msg]);
-    assert_eq!(got[0].0, MsgKind::Definition);
-    let secs: Vec<u64> = got[0]
-        .1
-        .iter()
-        .map(|e| match e {
-            Event::Definition(d) => {
-                assert_eq!(d.symbol.as_bytes(), b"USD000UTSTOM");
-                d.security
-            }
-            e => panic!("{e:?}"),
-        })
-        .collect();
-    assert_eq!(
-        secs,
-        [
-            symbol_security("USD000UTSTOM", Some("CETS")),
-            symbol_security("USD000UTSTOM", Some("CNGD")),
-        ]
-    );
-    // Without sessions, the symbol's own instrument.
-    let msg = Message {
-        template_id: 13,
-        fields: vec![
-            a("d"),
-            Some(Value::UInt(2)),
-            a("EUR_RUB__TOM"),
-            Some(Value::Sequence(vec![])),
-        ],
-    };
-    let (got, _) = normalize_counted(&[msg]);
-    match got[0].1[..] {
-        [Event::Definition(d)] => {
-            assert_eq!(d.security, symbol_security("EUR_RUB__TOM", None))
-        }
-        ref e => panic!("{e:?}"),
     }
 }
 

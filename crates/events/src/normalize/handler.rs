@@ -12,10 +12,6 @@ impl Handler for Normalizer {
         self.seq = None;
         self.skip = 0;
         self.top = TopScratch::default();
-        self.collect_sessions = self
-            .cur
-            .is_some_and(|m| self.maps[m].kind == MsgKind::Definition && self.maps[m].symbol_keyed);
-        self.def_sessions.clear();
         self.msg_start = self.batch.events.len() as u32;
         if let Some(m) = self.cur {
             if self.maps[m].kind == MsgKind::Snapshot {
@@ -42,11 +38,8 @@ impl Handler for Normalizer {
 
     // Inlined into the decoder, where each call site's value type is known.
     #[inline(always)]
-    fn value(&mut self, instr: &Instr, v: FieldValue<'_>) {
+    fn value(&mut self, _: &Instr, v: FieldValue<'_>) {
         let Some(m) = self.cur else { return };
-        if self.collect_sessions {
-            self.definition_session(instr, &v);
-        }
         if self.skip > 0 {
             return;
         }

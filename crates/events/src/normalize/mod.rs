@@ -154,11 +154,6 @@ pub struct Normalizer {
     kind: MsgKind,
     elem_pos: usize,
     skip: u32,
-    /// In a definition of a template named by symbol: its TradingSessionIDs below the top
-    /// (MOEX ASTS lists them in MarketSegmentGrp / TradingSessionRulesGrp) are collected
-    /// into `def_sessions`, and a definition is given for each.
-    collect_sessions: bool,
-    def_sessions: Vec<u64>,
     top: TopScratch,
     entry: EntryScratch,
     msg_start: u32,
@@ -198,8 +193,6 @@ impl Normalizer {
             kind: MsgKind::Other,
             elem_pos: 0,
             skip: 0,
-            collect_sessions: false,
-            def_sessions: Vec::new(),
             top: TopScratch::default(),
             entry: EntryScratch::default(),
             msg_start: 0,
@@ -436,28 +429,13 @@ impl Normalizer {
                 }
                 self.batch.events.push(Event::SnapshotEnd);
             }
-            MsgKind::Definition => {
-                let def = Definition {
-                    security: t.security.unwrap_or(NO_SECURITY),
-                    symbol: t.symbol,
-                    depth: t.depth,
-                    tick: t.tick,
-                    status: t.trading_status,
-                };
-                // Sessions named only below the top: the instrument of each (symbol and
-                // session), as its books and trades are named.
-                match t.symbol_hash {
-                    Some(s) if t.session.is_none() && !self.def_sessions.is_empty() => {
-                        for &session in &self.def_sessions {
-                            self.batch.events.push(Event::Definition(Definition {
-                                security: key(s, Some(session)),
-                                ..def
-                            }));
-                        }
-                    }
-                    _ => self.batch.events.push(Event::Definition(def)),
-                }
-            }
+            MsgKind::Definition => self.batch.events.push(Event::Definition(Definition {
+                security: t.security.unwrap_or(NO_SECURITY),
+                symbol: t.symbol,
+                depth: t.depth,
+                tick: t.tick,
+                status: t.trading_status,
+            })),
             MsgKind::SecurityStatus => {
                 if let Some(status) = t.trading_status {
                     self.batch.events.push(Event::Status {
@@ -489,21 +467,6 @@ impl Normalizer {
             self.elem_pos += 1;
         } else {
             self.pos += 1;
-        }
-    }
-
-    /// A value below the top of a symbol-named definition: kept if a TradingSessionID.
-    #[cold]
-    pub(super) fn definition_session(&mut self, instr: &Instr, v: &FieldValue<'_>) {
-        // More would be hostile input: a definition lists a handful of sessions.
-        const MAX_SESSIONS: usize = 64;
-        if instr.id.as_deref().map(str::trim) != Some("336") {
-            return;
-        }
-        if let Some(h) = value_hash(v) {
-            if !self.def_sessions.contains(&h) && self.def_sessions.len() < MAX_SESSIONS {
-                self.def_sessions.push(h);
-            }
         }
     }
 
