@@ -10,6 +10,8 @@ mod error;
 mod handler;
 pub mod primitives;
 pub mod template;
+#[cfg(test)]
+mod test_rng;
 mod value;
 mod wire;
 

@@ -2,6 +2,7 @@
 //! malformed.
 
 use super::*;
+use crate::test_rng::xorshift;
 
 fn u(bytes: &[u8]) -> Result<u64, Box<CodecError>> {
     Reader::new(bytes, true).u64()
@@ -87,11 +88,9 @@ fn integers_round_trip_at_the_edges() {
 /// position and error, strict or not, for entities of every length, cut short or not.
 #[test]
 fn narrow_reads_agree_with_the_general_reader() {
-    let mut x = 0x2545_f491_4f6c_dd1du64;
+    let mut rng = xorshift(0x2545_f491_4f6c_dd1d);
     for _ in 0..20_000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = rng();
         let len = (x % 11) as usize;
         let stop = (x >> 8) as usize % 7;
         let mut b: Vec<u8> = (0..len)
@@ -118,11 +117,9 @@ fn narrow_reads_agree_with_the_general_reader() {
 
 #[test]
 fn groups_concatenate_as_a_loop_would() {
-    let mut x = 0x9e37_79b9_7f4a_7c15u64;
+    let mut rng = xorshift(0x9e37_79b9_7f4a_7c15);
     for _ in 0..1000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
+        let x = rng();
         for n in 1..=8 {
             let want = (0..n).fold(0u64, |acc, i| (acc << 7) | ((x >> (8 * i)) & 0x7f));
             assert_eq!(concat_groups(x, n), want, "{x:x} {n}");

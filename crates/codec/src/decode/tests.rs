@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::{DecodeOptions, Decoder};
 use crate::template::{generic_copy, Templates};
+use crate::test_rng::xorshift;
 use crate::{parse_templates, ErrorKind, Message};
 
 fn shared(rel: &str) -> Vec<u8> {
@@ -46,7 +47,7 @@ fn run(ts: &Arc<Templates>, strict: bool, bytes: &[u8]) -> Outcome {
 fn compare(xml: &str, streams: &[Vec<u8>], damaged: usize) -> usize {
     let fast = parse_templates(xml).unwrap();
     let generic = generic_copy(&fast);
-    let mut rng = fastrand_like(7);
+    let mut rng = xorshift(7);
     let mut messages = 0;
     for s in streams {
         for strict in [false, true] {
@@ -66,17 +67,6 @@ fn compare(xml: &str, streams: &[Vec<u8>], damaged: usize) -> usize {
         }
     }
     messages
-}
-
-/// A small xorshift: the test needs repeatable noise, not a dependency.
-fn fastrand_like(seed: u64) -> impl FnMut() -> u64 {
-    let mut x = seed;
-    move || {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        x
-    }
 }
 
 #[test]
@@ -136,7 +126,7 @@ fn every_operator_specialised_equals_generic() {
           <string name="x" presence="optional"><copy/></string></sequence>
       </template>
     </templates>"#;
-    let mut rng = fastrand_like(99);
+    let mut rng = xorshift(99);
     let streams: Vec<Vec<u8>> = (0..300)
         .map(|_| {
             // A presence map of random bits (template id present), the id, then noise.

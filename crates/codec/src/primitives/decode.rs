@@ -441,11 +441,9 @@ mod tests {
     /// bit is set, else the previous one, with the same errors and position, strict or not
     /// (types of 8 to 64 bits: the one-byte path, the narrow and the wide reader).
     fn narrow_copies_agree<T: Int>() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut rng = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
         for _ in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = rng();
             let len = (x % 9) as usize;
             let mut b: Vec<u8> = (0..len).map(|i| (x >> (7 * i)) as u8).collect();
             if x & (1 << 62) != 0 {
