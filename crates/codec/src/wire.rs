@@ -381,7 +381,7 @@ impl<'a> Reader<'a> {
 /// concatenated, the first byte's group on top: a byte swap and three merging steps instead
 /// of a loop over the bytes.
 #[inline(always)]
-fn concat_groups(w: u64, n: usize) -> u64 {
+pub(crate) fn concat_groups(w: u64, n: usize) -> u64 {
     // Built for BMI2 (`-C target-feature=+bmi2`, or a target CPU that has it): one
     // bit-extract gathers the groups (README, "A faster build for CPUs with BMI2").
     #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
@@ -396,7 +396,7 @@ fn concat_groups(w: u64, n: usize) -> u64 {
 
 /// [`concat_groups`] for the first `n` (1..=4) bytes of a 32-bit word.
 #[inline(always)]
-fn concat_groups4(w: u32, n: usize) -> u32 {
+pub(crate) fn concat_groups4(w: u32, n: usize) -> u32 {
     // Built for BMI2, the one `pext` of the 64-bit path.
     #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
     return concat_groups(w as u64, n) as u32;

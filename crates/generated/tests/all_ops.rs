@@ -26,10 +26,15 @@ impl Gen {
     fn int(&mut self, _s: &Scalar, lo: i128, hi: i128) -> i128 {
         // Extremes under delta too: a delta wider than 64 bits (int64 MAX -> MIN, uInt64
         // 0 -> MAX) is written and read in full by both encoders and decoders.
-        match self.0.u8(0..4) {
+        match self.0.u8(0..5) {
             0 => self.0.i128(lo.max(-2)..=hi.min(5)),
             1 => lo,
             2 => hi,
+            // Any width, so entities of every length from one byte to ten come up alike.
+            3 => {
+                let m = 1i128 << self.0.u32(1..64);
+                self.0.i128((-m).max(lo)..=(m - 1).min(hi))
+            }
             _ => self.0.i128(lo..=hi),
         }
     }
@@ -143,7 +148,11 @@ fn random_streams_agree() {
         let mut enc = Encoder::new(ts.clone());
         let mut bytes = Vec::new();
         for _ in 0..n {
-            let id = if gen.0.u8(0..5) == 0 { 2 } else { 1 };
+            let id = match gen.0.u8(0..6) {
+                0 => 2,
+                1 => 3,
+                _ => 1,
+            };
             let t = ts.get(id).expect("template");
             let m = Message {
                 template_id: id,

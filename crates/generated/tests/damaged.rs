@@ -10,6 +10,7 @@ use fastfeed_codec::DecodeOptions;
 generated!(MfastComplex, fastfeed_generated::mfast_complex);
 generated!(Moex, fastfeed_generated::moex);
 generated!(Fpl, fastfeed_generated::openfast_fpl);
+generated!(SimSimple, fastfeed_generated::sim_simple);
 
 fn strict() -> DecodeOptions {
     DecodeOptions {
@@ -110,4 +111,24 @@ fn fpl_sample_damaged() {
             agree::<Fpl>(&[b], l, false);
         }
     });
+}
+
+/// The simulator's simple data, whose messages are read with the stop-bit mask
+/// (`fp::Stops`); the cuts put the end of the input at every byte of the mask's window.
+#[test]
+fn simple_packet_damaged() {
+    let cfg = fastfeed_sim::GenConfig {
+        count: 200,
+        ..fastfeed_sim::GenConfig::for_kind(fastfeed_sim::Kind::Simple)
+    };
+    let packets = fastfeed_sim::generate(&cfg).unwrap().packets;
+    let p = &packets[1][fastfeed_sim::PACKET_HEADER_LEN..];
+    let mut errors = 0;
+    damage(&p[..200], |b| {
+        for l in LAYOUTS {
+            let out = agree::<SimSimple>(&[b], l, false);
+            errors += out.iter().filter(|o| o.is_err()).count();
+        }
+    });
+    assert!(errors > 1000, "damage found errors: {errors}");
 }

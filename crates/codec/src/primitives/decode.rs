@@ -135,7 +135,7 @@ fn one_byte<T: Int, const NULLABLE: bool>(
 
 /// Whether a field left out of the stream finds its entry not assigned.
 #[inline(always)]
-fn needs_entry<T>(present: bool, g: Generation, e: &Slot<T>) -> bool {
+pub(super) fn needs_entry<T>(present: bool, g: Generation, e: &Slot<T>) -> bool {
     !present & !e.is_assigned(g)
 }
 
@@ -281,7 +281,7 @@ pub fn step<T: Int>(bits: u64) -> u64 {
 /// stored its own value in that slot too (two stores a field in the generated decoders).
 #[cold]
 #[inline(never)]
-fn unassigned<T: Int>(g: Generation, e: &mut Slot<u64>, init: Option<T>) -> Option<u64> {
+pub(super) fn unassigned<T: Int>(g: Generation, e: &mut Slot<u64>, init: Option<T>) -> Option<u64> {
     match (e.state(g), init) {
         (Entry::Undefined, Some(v)) => {
             e.set(g, v.to_bits());
@@ -294,7 +294,7 @@ fn unassigned<T: Int>(g: Generation, e: &mut Slot<u64>, init: Option<T>) -> Opti
 /// Why an unassigned mandatory entry has no value: D5 if undefined, D6 if empty.
 #[cold]
 #[inline(never)]
-fn unassigned_error(at: usize, g: Generation, e: &Slot<u64>) -> Box<CodecError> {
+pub(super) fn unassigned_error(at: usize, g: Generation, e: &Slot<u64>) -> Box<CodecError> {
     let kind = match e.state(g) {
         Entry::Undefined => ErrorKind::MissingValue,
         _ => ErrorKind::EmptyPrevious,

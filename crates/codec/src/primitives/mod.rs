@@ -12,6 +12,7 @@ mod delta;
 mod presence;
 pub mod put;
 mod seq;
+mod stops;
 mod strings;
 
 pub use crate::error::{CodecError, ErrorKind, Locate};
@@ -22,6 +23,7 @@ pub use decode::*;
 pub use delta::*;
 pub use presence::Presence;
 pub use seq::Seq;
+pub use stops::*;
 pub use strings::*;
 
 /// A result with a boxed error.

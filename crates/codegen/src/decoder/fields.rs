@@ -84,6 +84,55 @@ pub(super) fn int_stmt(
     })
 }
 
+/// Whether scalar `s` can be read with the stop-bit mask ([`masked_int_stmt`]): a mandatory
+/// integer whose operator reads at most one entity.
+pub(super) fn maskable(s: &Scalar) -> bool {
+    let initial = matches!(s.initial, Some(Initial::Int(_)));
+    matches!(s.ty, FieldType::Int(_))
+        && !s.optional
+        && match s.op {
+            Op::None | Op::Copy | Op::Increment | Op::Constant => true,
+            Op::Default => initial,
+            _ => false,
+        }
+}
+
+/// [`int_stmt`] for a [`maskable`] field of a run read with the stop-bit mask `s`.
+pub(super) fn masked_int_stmt(
+    plan: &Plan,
+    s: &Scalar,
+    it: IntType,
+    bit: Option<&str>,
+    name: &str,
+    to: &str,
+) -> Result<String, Error> {
+    let t = int_ty(it);
+    let init = int_init(s, it);
+    let given = bit;
+    let bit = || bit.ok_or_else(|| Error::Unsupported(format!("field {name}: no presence bit")));
+    Ok(match (s.op, &s.initial) {
+        (Op::None, _) => format!("{to} = fp::int_s::<{t}>(&mut s).at_field({name})?;"),
+        (Op::Default, Some(Initial::Int(v))) => format!(
+            "{to} = fp::default_s::<{t}>(&mut s, {}, {}).at_field({name})?;",
+            bit()?,
+            int_lit(it, *v)
+        ),
+        (Op::Copy | Op::Increment, _) => {
+            let op = if s.op == Op::Copy {
+                "copy"
+            } else {
+                "increment"
+            };
+            format!(
+                "{to} = fp::{op}_s::<{t}>(&mut s, {}, g, &mut self.dict.{}, {init}).at_field({name})?;",
+                bit()?,
+                plan.slot(s).ident
+            )
+        }
+        _ => return int_stmt(plan, s, it, given, name, to),
+    })
+}
+
 /// The statement that decodes decimal scalar `s` into the place `to`.
 pub(super) fn decimal_stmt(
     plan: &Plan,
@@ -133,6 +182,40 @@ pub(super) fn decimal_stmt(
         ),
         _ => return unsupported(format!("field {name}: decimal operator {:?}", s.op)),
     })
+}
+
+/// Whether a segment's fields are a run to read with the stop-bit mask: all [`maskable`],
+/// at least two of them on the wire.
+pub(super) fn masked_run(fields: &[Field]) -> bool {
+    let mut read = 0;
+    let all = fields.iter().all(|f| match &f.instr.kind {
+        Kind::Scalar(s) if maskable(s) => {
+            read += (s.op != Op::Constant) as usize;
+            true
+        }
+        _ => false,
+    });
+    all && read >= 2
+}
+
+/// One field of a [`masked_run`].
+pub(super) fn masked_field(
+    plan: &Plan,
+    f: &Field,
+    cur: &mut Cursor,
+    o: &mut Out,
+) -> Result<(), Error> {
+    let name = quote(&f.instr.name);
+    let Kind::Scalar(s) = &f.instr.kind else {
+        return unsupported(format!("field {name}: not a scalar"));
+    };
+    let FieldType::Int(it) = s.ty else {
+        return unsupported(format!("field {name}: not an integer"));
+    };
+    let bit = s.uses_bit().then(|| cur.take(o));
+    let to = format!("out.{}", f.ident);
+    o.line(masked_int_stmt(plan, s, it, bit.as_deref(), &name, &to)?);
+    Ok(())
 }
 
 /// One field's statements.

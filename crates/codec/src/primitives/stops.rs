@@ -1,0 +1,382 @@
+//! Integer fields read from a mask of the input's stop bits. A present integer is one
+//! stop-bit entity, so in a run of integer fields each field's end is the next stop bit after
+//! the one before. The reader of `wire.rs` finds a field's length only once the field's bytes
+//! are loaded and their stop bit found: a branch per length, and a load that waits for the
+//! one before. Here two 16-byte masks give the stop bits of the next 32 bytes at once, and
+//! each field's position comes from that mask (a bit scan and a bit clear), so no length is a
+//! branch and the fields' loads do not wait on one another (BENCHMARKS.md, "Stop-bit masks").
+
+use super::decode::{int, needs_entry, step, unassigned, unassigned_error};
+use super::{Generation, Int, Res, Slot};
+use crate::error::CodecError;
+use crate::wire::{concat_groups, concat_groups4, Reader};
+
+/// Bytes a field's value is loaded with at most: a 64-bit type's word.
+const LOAD: usize = 8;
+
+/// The stop bits of the 32 bytes from `at`, byte `at + i` in bit `i`, each bit at a byte
+/// `e` with `e + LOAD <= buf.len()`: the invariant [`Stops::int`]'s loads rely on. Near the
+/// end of the input the bits of the last bytes are left out, and their fields take the
+/// general path.
+#[inline(always)]
+fn window(buf: &[u8], at: usize) -> u64 {
+    match buf.get(at..at + 32 + LOAD) {
+        Some(c) => {
+            let w = |i: usize| u64::from_le_bytes(c[8 * i..8 * i + 8].try_into().expect("8"));
+            stop_bits16(w(0), w(1)) | stop_bits16(w(2), w(3)) << 16
+        }
+        None => window_tail(buf, at),
+    }
+}
+
+/// [`window`] near the end of the input, byte by byte.
+#[cold]
+#[inline(never)]
+fn window_tail(buf: &[u8], at: usize) -> u64 {
+    let usable = buf.len().saturating_sub(LOAD - 1);
+    buf.get(at..usable)
+        .unwrap_or_default()
+        .iter()
+        .take(32)
+        .enumerate()
+        .fold(0, |m, (i, &b)| m | ((b >> 7) as u64) << i)
+}
+
+/// The stop bits of 16 bytes (two words, the first in the low bits): SSE2's byte mask, which
+/// every x86-64 CPU has (two instructions where the portable form takes twelve).
+#[cfg(all(target_arch = "x86_64", target_feature = "sse2"))]
+#[inline(always)]
+fn stop_bits16(lo: u64, hi: u64) -> u64 {
+    use std::arch::x86_64::{_mm_movemask_epi8, _mm_set_epi64x};
+    // SAFETY: compiled only where the build targets SSE2 (the cfg above: every x86-64
+    // target), so the instructions exist wherever the binary runs; they read no memory.
+    unsafe { _mm_movemask_epi8(_mm_set_epi64x(hi as i64, lo as i64)) as u32 as u64 }
+}
+
+#[cfg(not(all(target_arch = "x86_64", target_feature = "sse2")))]
+#[inline(always)]
+fn stop_bits16(lo: u64, hi: u64) -> u64 {
+    stop_bits8(lo) | stop_bits8(hi) << 8
+}
+
+/// Bit `i` set where byte `i` of `w` (little-endian) has its stop bit: the eight stop bits
+/// gathered into the top byte by one multiplication (each lands on a bit of its own).
+#[cfg_attr(all(target_arch = "x86_64", target_feature = "sse2"), allow(dead_code))]
+#[inline(always)]
+fn stop_bits8(w: u64) -> u64 {
+    (w & 0x8080_8080_8080_8080).wrapping_mul(0x0002_0408_1020_4081) >> 56
+}
+
+/// A run of integer fields' input, with the stop bits ahead of the next field. Made by
+/// [`Reader::stops`]; the caller writes [`Stops::pos`] back to the reader after the run.
+#[derive(Debug, Clone, Copy)]
+pub struct Stops<'a> {
+    buf: &'a [u8],
+    strict: bool,
+    /// Where the next field starts.
+    pos: usize,
+    /// The byte of the mask's bit 0.
+    base: usize,
+    /// Stop bits at or after `pos` not yet taken by a field; bit `i` set only where
+    /// `base + i + LOAD <= buf.len()` (see [`window`]).
+    mask: u64,
+}
+
+impl<'a> Reader<'a> {
+    /// The input from the reader's position on, for integer fields read with `*_s`.
+    #[inline(always)]
+    pub fn stops(&self) -> Stops<'a> {
+        Stops {
+            buf: self.buf,
+            strict: self.strict,
+            pos: self.pos,
+            base: self.pos,
+            mask: window(self.buf, self.pos),
+        }
+    }
+}
+
+impl Stops<'_> {
+    /// Where the next field starts.
+    #[inline(always)]
+    pub fn pos(&self) -> usize {
+        self.pos
+    }
+
+    /// A present integer of type `T`, range-checked. A value of up to four bytes (eight for
+    /// 64-bit types) is read with one load where the mask says it is; longer or overlong
+    /// entities, values out of `T`'s range, the end of the input and an exhausted mask take
+    /// the reader's general path, with its errors. The cold paths take no reference to
+    /// `self`, so the mask and positions stay in registers.
+    #[inline(always)]
+    pub fn int<T: Int>(&mut self) -> Res<T> {
+        if self.mask == 0 {
+            return self.far();
+        }
+        let start = self.pos;
+        let end = self.base + self.mask.trailing_zeros() as usize;
+        let n = end + 1 - start;
+        self.mask &= self.mask - 1;
+        self.pos = end + 1;
+        let (v, first) = if T::HI <= u32::MAX as u64 {
+            if n > 4 {
+                return general_res::<T>(self.buf, self.strict, start);
+            }
+            // SAFETY: `start <= end` (the mask's bits are at or after the position) and the
+            // mask holds `end`, so `start + 8 <= end + LOAD <= buf.len()` (the invariant of
+            // `window`, the mask's only source): the four bytes are in the input.
+            let w = unsafe { self.buf.as_ptr().add(start).cast::<u32>().read_unaligned() };
+            let w = u32::from_le(w);
+            (concat_groups4(w, n) as u64, w as u8)
+        } else {
+            if n > 8 {
+                return general_res::<T>(self.buf, self.strict, start);
+            }
+            // SAFETY: as above, the eight bytes from `start` are in the input.
+            let w = unsafe { self.buf.as_ptr().add(start).cast::<u64>().read_unaligned() };
+            let w = u64::from_le(w);
+            (concat_groups(w, n), w as u8)
+        };
+        // Overlong forms (R6) are the general path's to reject. An unsigned one starts with
+        // a zero byte (a one-byte entity never does: it has its stop bit).
+        let overlong = if T::SIGNED {
+            self.strict && n > 1
+        } else {
+            first == 0
+        };
+        let bits = if T::SIGNED {
+            let shift = 64 - 7 * n as u32;
+            let s = ((v << shift) as i64) >> shift;
+            (s >= T::LO && s <= T::HI as i64).then_some(s as u64)
+        } else {
+            (v <= T::HI).then_some(v)
+        };
+        if let (Some(bits), false) = (bits, overlong) {
+            return Ok(T::from_bits(bits));
+        }
+        general_res::<T>(self.buf, self.strict, start)
+    }
+
+    /// No stop bit left in the mask: the next field is long, near the end of the input or
+    /// past the window. The general path reads it; the mask starts again after it.
+    #[inline(always)]
+    fn far<T: Int>(&mut self) -> Res<T> {
+        let v = general_res::<T>(self.buf, self.strict, self.pos)?;
+        self.pos = far_end(self.buf, self.pos);
+        self.base = self.pos;
+        self.mask = window(self.buf, self.pos);
+        Ok(v)
+    }
+}
+
+/// The general reader's value of the entity at `start`, or its error: the bits from one
+/// cold call and the error from another, so that no `Res<T>` returned by a cold call joins
+/// the hot path's (it would go through a stack slot).
+#[inline(always)]
+fn general_res<T: Int>(buf: &[u8], strict: bool, start: usize) -> Res<T> {
+    match general::<T>(buf, strict, start) {
+        Some(bits) => Ok(T::from_bits(bits)),
+        None => Err(general_error::<T>(buf, strict, start)),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn general<T: Int>(buf: &[u8], strict: bool, start: usize) -> Option<u64> {
+    let mut r = Reader::new(buf, strict);
+    r.pos = start;
+    int::<T>(&mut r).ok().map(T::to_bits)
+}
+
+#[cold]
+#[inline(never)]
+fn general_error<T: Int>(buf: &[u8], strict: bool, start: usize) -> Box<CodecError> {
+    let mut r = Reader::new(buf, strict);
+    r.pos = start;
+    match int::<T>(&mut r) {
+        Err(e) => e,
+        // Not reached: `general` failed on the same input.
+        Ok(_) => super::error(crate::error::ErrorKind::Truncated, start),
+    }
+}
+
+/// Where the entity at `start`, which the general reader took, ends.
+#[cold]
+#[inline(never)]
+fn far_end(buf: &[u8], start: usize) -> usize {
+    start
+        + buf[start..]
+            .iter()
+            .position(|b| b & 0x80 != 0)
+            .map_or(0, |i| i + 1)
+}
+
+/// A mandatory integer without operator (spec §6.3.1), read with the stop-bit mask.
+#[inline(always)]
+pub fn int_s<T: Int>(s: &mut Stops) -> Res<T> {
+    s.int::<T>()
+}
+
+/// [`default`](super::default) read with the stop-bit mask.
+#[inline(always)]
+pub fn default_s<T: Int>(s: &mut Stops, present: bool, init: T) -> Res<T> {
+    if present {
+        s.int::<T>()
+    } else {
+        Ok(init)
+    }
+}
+
+/// [`copy`](super::copy) read with the stop-bit mask.
+#[inline(always)]
+pub fn copy_s<T: Int>(
+    s: &mut Stops,
+    present: bool,
+    g: Generation,
+    e: &mut Slot<u64>,
+    init: Option<T>,
+) -> Res<T> {
+    previous_or_read_s::<T, false>(s, present, g, e, init)
+}
+
+/// [`increment`](super::increment) read with the stop-bit mask.
+#[inline(always)]
+pub fn increment_s<T: Int>(
+    s: &mut Stops,
+    present: bool,
+    g: Generation,
+    e: &mut Slot<u64>,
+    init: Option<T>,
+) -> Res<T> {
+    previous_or_read_s::<T, true>(s, present, g, e, init)
+}
+
+#[inline(always)]
+fn previous_or_read_s<T: Int, const INCR: bool>(
+    s: &mut Stops,
+    present: bool,
+    g: Generation,
+    e: &mut Slot<u64>,
+    init: Option<T>,
+) -> Res<T> {
+    if needs_entry(present, g, e) {
+        return match unassigned(g, e, init) {
+            Some(bits) => Ok(T::from_bits(bits)),
+            None => Err(unassigned_error(s.pos, g, e)),
+        };
+    }
+    let bits = if present {
+        s.int::<T>()?.to_bits()
+    } else if INCR {
+        step::<T>(e.value)
+    } else {
+        e.value
+    };
+    e.set(g, bits);
+    Ok(T::from_bits(bits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    #[test]
+    fn stop_bits_gather_each_bytes_top_bit() {
+        let mut rng = crate::test_rng::xorshift(0x1234_5678_9abc_def1);
+        for _ in 0..10_000 {
+            let w = rng();
+            let want = (0..8).fold(0u64, |m, i| m | ((w >> (8 * i + 7)) & 1) << i);
+            assert_eq!(stop_bits8(w), want, "{w:016x}");
+        }
+    }
+
+    /// Every bit of a window is at a byte with room for a value's load after it (the
+    /// invariant the unchecked loads rely on), and every such byte's stop bit is there.
+    #[test]
+    fn windows_leave_room_for_a_load() {
+        for len in 0..90 {
+            let b: Vec<u8> = (0..len)
+                .map(|i| if i % 3 == 0 { 0x81 } else { 0x7f })
+                .collect();
+            for at in 0..=len + 2 {
+                let m = window(&b, at);
+                let room = len.saturating_sub(LOAD - 1);
+                let want = (at..room.min(at + 32))
+                    .filter(|&e| b[e] & 0x80 != 0)
+                    .count();
+                assert_eq!(m.count_ones() as usize, want, "len {len} at {at}");
+                for i in 0..64 {
+                    if m >> i & 1 != 0 {
+                        assert!(
+                            at + i + LOAD <= len && b[at + i] & 0x80 != 0,
+                            "{len} {at} {i}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    fn general<T: Int>(b: &[u8], at: usize, strict: bool) -> (Result<T, ErrorKind>, usize) {
+        let mut r = Reader::new(b, strict);
+        r.pos = at;
+        let v = int::<T>(&mut r).map_err(|e| e.kind);
+        (v, r.pos)
+    }
+
+    /// Runs of integers read with the mask give the general reader's values, errors and
+    /// positions: random entities of 1 to 11 bytes (overlong, out of range, unterminated
+    /// at the end), in inputs long and short enough for both windows.
+    fn agrees<T: Int>() {
+        let mut rng = crate::test_rng::xorshift(0x9e37_79b9_7f4a_7c15);
+        for _ in 0..3_000 {
+            let fields = (rng() % 12) as usize + 1;
+            let mut b = Vec::new();
+            for _ in 0..fields {
+                let x = rng();
+                let len = match x % 16 {
+                    0 => 5 + (x >> 8) as usize % 7,
+                    1..=6 => 1,
+                    _ => 2 + (x >> 8) as usize % 3,
+                };
+                let start = b.len();
+                b.extend((0..len).map(|i| x.rotate_right(7 * i as u32 + 12) as u8 & 0x7f));
+                if x & (1 << 60) != 0 {
+                    b[start] = if x & (1 << 61) != 0 { 0 } else { 0x7f };
+                }
+                if x & (1 << 59) == 0 || b.len() < 40 {
+                    let last = b.len() - 1;
+                    b[last] |= 0x80;
+                }
+            }
+            for strict in [false, true] {
+                let r = Reader::new(&b, strict);
+                let mut s = r.stops();
+                let mut at = 0;
+                loop {
+                    let (want, next) = general::<T>(&b, at, strict);
+                    let got = s.int::<T>().map_err(|e| e.kind);
+                    assert_eq!(got, want, "{b:02x?} at {at} strict {strict}");
+                    if want.is_err() || next >= b.len() {
+                        break;
+                    }
+                    assert_eq!(s.pos(), next, "{b:02x?} at {at}");
+                    at = next;
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn integers_agree_with_the_general_reader() {
+        agrees::<u8>();
+        agrees::<u16>();
+        agrees::<u32>();
+        agrees::<u64>();
+        agrees::<i8>();
+        agrees::<i16>();
+        agrees::<i32>();
+        agrees::<i64>();
+    }
+}
