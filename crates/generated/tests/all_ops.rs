@@ -148,9 +148,10 @@ fn random_streams_agree() {
         let mut enc = Encoder::new(ts.clone());
         let mut bytes = Vec::new();
         for _ in 0..n {
-            let id = match gen.0.u8(0..6) {
+            let id = match gen.0.u8(0..7) {
                 0 => 2,
                 1 => 3,
+                2 => 4,
                 _ => 1,
             };
             let t = ts.get(id).expect("template");

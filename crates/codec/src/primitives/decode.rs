@@ -305,7 +305,11 @@ pub(super) fn unassigned_error(at: usize, g: Generation, e: &Slot<u64>) -> Box<C
 /// An optional copy or increment whose entry is not assigned: the initial value or absent.
 #[cold]
 #[inline(never)]
-fn unassigned_opt<T: Int>(g: Generation, e: &mut Slot<u64>, init: Option<T>) -> Option<T> {
+pub(super) fn unassigned_opt<T: Int>(
+    g: Generation,
+    e: &mut Slot<u64>,
+    init: Option<T>,
+) -> Option<T> {
     match (e.state(g), init) {
         (Entry::Undefined, Some(v)) => {
             e.set(g, v.to_bits());

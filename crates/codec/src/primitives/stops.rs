@@ -6,10 +6,13 @@
 //! each field's position comes from that mask (a bit scan and a bit clear), so no length is a
 //! branch and the fields' loads do not wait on one another (BENCHMARKS.md, "Stop-bit masks").
 
-use super::decode::{int, needs_entry, step, unassigned, unassigned_error};
-use super::{Generation, Int, Res, Slot};
+use super::decode::{
+    int, needs_entry, nullable_int, step, unassigned, unassigned_error, unassigned_opt,
+};
+use super::{check_exponent, Generation, Int, Res, Slot};
 use crate::error::CodecError;
 use crate::wire::{concat_groups, concat_groups4, Reader};
+use crate::Decimal;
 
 /// Bytes a field's value is loaded with at most: a 64-bit type's word.
 const LOAD: usize = 8;
@@ -110,8 +113,21 @@ impl Stops<'_> {
     /// `self`, so the mask and positions stay in registers.
     #[inline(always)]
     pub fn int<T: Int>(&mut self) -> Res<T> {
+        // Never NULL: not nullable.
+        Ok(T::from_bits(self.read::<T, false>()?.unwrap_or_default()))
+    }
+
+    /// A present nullable integer of type `T` (spec §10.6.1): NULL is `None`.
+    #[inline(always)]
+    pub fn nullable<T: Int>(&mut self) -> Res<Option<T>> {
+        Ok(self.read::<T, true>()?.map(T::from_bits))
+    }
+
+    /// The bits of the next integer, or NULL (None) where `NULLABLE`.
+    #[inline(always)]
+    fn read<T: Int, const NULLABLE: bool>(&mut self) -> Res<Option<u64>> {
         if self.mask == 0 {
-            return self.far();
+            return self.far::<T, NULLABLE>();
         }
         let start = self.pos;
         let end = self.base + self.mask.trailing_zeros() as usize;
@@ -120,7 +136,7 @@ impl Stops<'_> {
         self.pos = end + 1;
         let (v, first) = if T::HI <= u32::MAX as u64 {
             if n > 4 {
-                return general_res::<T>(self.buf, self.strict, start);
+                return general_res::<T, NULLABLE>(self.buf, self.strict, start);
             }
             // SAFETY: `start <= end` (the mask's bits are at or after the position) and the
             // mask holds `end`, so `start + 8 <= end + LOAD <= buf.len()` (the invariant of
@@ -130,7 +146,7 @@ impl Stops<'_> {
             (concat_groups4(w, n) as u64, w as u8)
         } else {
             if n > 8 {
-                return general_res::<T>(self.buf, self.strict, start);
+                return general_res::<T, NULLABLE>(self.buf, self.strict, start);
             }
             // SAFETY: as above, the eight bytes from `start` are in the input.
             let w = unsafe { self.buf.as_ptr().add(start).cast::<u64>().read_unaligned() };
@@ -144,24 +160,36 @@ impl Stops<'_> {
         } else {
             first == 0
         };
+        if overlong {
+            return general_res::<T, NULLABLE>(self.buf, self.strict, start);
+        }
+        // Nullable: 0 is NULL, non-negative values are one more than the value.
         let bits = if T::SIGNED {
             let shift = 64 - 7 * n as u32;
             let s = ((v << shift) as i64) >> shift;
+            if NULLABLE && s == 0 {
+                return Ok(None);
+            }
+            let s = if NULLABLE { s - (s > 0) as i64 } else { s };
             (s >= T::LO && s <= T::HI as i64).then_some(s as u64)
         } else {
+            if NULLABLE && v == 0 {
+                return Ok(None);
+            }
+            let v = if NULLABLE { v - 1 } else { v };
             (v <= T::HI).then_some(v)
         };
-        if let (Some(bits), false) = (bits, overlong) {
-            return Ok(T::from_bits(bits));
+        match bits {
+            Some(bits) => Ok(Some(bits)),
+            None => general_res::<T, NULLABLE>(self.buf, self.strict, start),
         }
-        general_res::<T>(self.buf, self.strict, start)
     }
 
     /// No stop bit left in the mask: the next field is long, near the end of the input or
     /// past the window. The general path reads it; the mask starts again after it.
     #[inline(always)]
-    fn far<T: Int>(&mut self) -> Res<T> {
-        let v = general_res::<T>(self.buf, self.strict, self.pos)?;
+    fn far<T: Int, const NULLABLE: bool>(&mut self) -> Res<Option<u64>> {
+        let v = general_res::<T, NULLABLE>(self.buf, self.strict, self.pos)?;
         self.pos = far_end(self.buf, self.pos);
         self.base = self.pos;
         self.mask = window(self.buf, self.pos);
@@ -169,34 +197,63 @@ impl Stops<'_> {
     }
 }
 
-/// The general reader's value of the entity at `start`, or its error: the bits from one
-/// cold call and the error from another, so that no `Res<T>` returned by a cold call joins
-/// the hot path's (it would go through a stack slot).
+/// What the general path read: an error, NULL, or a value's bits.
+const ERROR: u8 = 0;
+const NULL: u8 = 1;
+const VALUE: u8 = 2;
+
+/// The general reader's value of the entity at `start`, or its error: the value from one
+/// cold call (two words, returned in registers) and the error from another, so that no
+/// `Res` returned by a cold call joins the hot path's (it would go through a stack slot).
 #[inline(always)]
-fn general_res<T: Int>(buf: &[u8], strict: bool, start: usize) -> Res<T> {
-    match general::<T>(buf, strict, start) {
-        Some(bits) => Ok(T::from_bits(bits)),
-        None => Err(general_error::<T>(buf, strict, start)),
+fn general_res<T: Int, const NULLABLE: bool>(
+    buf: &[u8],
+    strict: bool,
+    start: usize,
+) -> Res<Option<u64>> {
+    match general::<T, NULLABLE>(buf, strict, start) {
+        (bits, VALUE) => Ok(Some(bits)),
+        (_, NULL) => Ok(None),
+        _ => Err(general_error::<T, NULLABLE>(buf, strict, start)),
+    }
+}
+
+/// The general reader from `start`: (bits, [`VALUE`]), (0, [`NULL`]) or (0, [`ERROR`]).
+#[cold]
+#[inline(never)]
+fn general<T: Int, const NULLABLE: bool>(buf: &[u8], strict: bool, start: usize) -> (u64, u8) {
+    let mut r = Reader::new(buf, strict);
+    r.pos = start;
+    let got = if NULLABLE {
+        nullable_int::<T>(&mut r)
+    } else {
+        int::<T>(&mut r).map(Some)
+    };
+    match got {
+        Ok(Some(v)) => (v.to_bits(), VALUE),
+        Ok(None) => (0, NULL),
+        Err(_) => (0, ERROR),
     }
 }
 
 #[cold]
 #[inline(never)]
-fn general<T: Int>(buf: &[u8], strict: bool, start: usize) -> Option<u64> {
+fn general_error<T: Int, const NULLABLE: bool>(
+    buf: &[u8],
+    strict: bool,
+    start: usize,
+) -> Box<CodecError> {
     let mut r = Reader::new(buf, strict);
     r.pos = start;
-    int::<T>(&mut r).ok().map(T::to_bits)
-}
-
-#[cold]
-#[inline(never)]
-fn general_error<T: Int>(buf: &[u8], strict: bool, start: usize) -> Box<CodecError> {
-    let mut r = Reader::new(buf, strict);
-    r.pos = start;
-    match int::<T>(&mut r) {
+    let got = if NULLABLE {
+        nullable_int::<T>(&mut r).map(drop)
+    } else {
+        int::<T>(&mut r).map(drop)
+    };
+    match got {
         Err(e) => e,
         // Not reached: `general` failed on the same input.
-        Ok(_) => super::error(crate::error::ErrorKind::Truncated, start),
+        Ok(()) => super::error(crate::error::ErrorKind::Truncated, start),
     }
 }
 
@@ -276,6 +333,101 @@ fn previous_or_read_s<T: Int, const INCR: bool>(
     Ok(T::from_bits(bits))
 }
 
+/// [`nullable_int_to`](super::nullable_int_to) read with the stop-bit mask.
+#[inline(always)]
+pub fn nullable_int_to_s<T: Int>(s: &mut Stops, out: &mut Option<T>) -> Res<()> {
+    *out = s.nullable::<T>()?;
+    Ok(())
+}
+
+/// [`default_opt`](super::default_opt) read with the stop-bit mask.
+#[inline(always)]
+pub fn default_opt_s<T: Int>(
+    s: &mut Stops,
+    present: bool,
+    init: Option<T>,
+    out: &mut Option<T>,
+) -> Res<()> {
+    *out = if present { s.nullable::<T>()? } else { init };
+    Ok(())
+}
+
+/// [`copy_opt`](super::copy_opt) read with the stop-bit mask.
+#[inline(always)]
+pub fn copy_opt_s<T: Int>(
+    s: &mut Stops,
+    present: bool,
+    g: Generation,
+    e: &mut Slot<u64>,
+    init: Option<T>,
+    out: &mut Option<T>,
+) -> Res<()> {
+    previous_or_read_opt_s::<T, false>(s, present, g, e, init, out)
+}
+
+/// [`increment_opt`](super::increment_opt) read with the stop-bit mask.
+#[inline(always)]
+pub fn increment_opt_s<T: Int>(
+    s: &mut Stops,
+    present: bool,
+    g: Generation,
+    e: &mut Slot<u64>,
+    init: Option<T>,
+    out: &mut Option<T>,
+) -> Res<()> {
+    previous_or_read_opt_s::<T, true>(s, present, g, e, init, out)
+}
+
+#[inline(always)]
+fn previous_or_read_opt_s<T: Int, const INCR: bool>(
+    s: &mut Stops,
+    present: bool,
+    g: Generation,
+    e: &mut Slot<u64>,
+    init: Option<T>,
+    out: &mut Option<T>,
+) -> Res<()> {
+    if needs_entry(present, g, e) {
+        *out = unassigned_opt(g, e, init);
+        return Ok(());
+    }
+    *out = if present {
+        s.nullable::<T>()?
+    } else if INCR {
+        Some(T::from_bits(step::<T>(e.value)))
+    } else {
+        Some(T::from_bits(e.value))
+    };
+    match out {
+        Some(v) => e.set(g, v.to_bits()),
+        None => e.set_empty(g),
+    }
+    Ok(())
+}
+
+/// [`decimal`](super::decimal) read with the stop-bit mask: exponent, then mantissa.
+#[inline(always)]
+pub fn decimal_s(s: &mut Stops) -> Res<Decimal> {
+    let at = s.pos;
+    let e = check_exponent(s.int::<i64>()?, at)?;
+    Ok(Decimal::new(e, s.int::<i64>()?))
+}
+
+/// [`nullable_decimal_to`](super::nullable_decimal_to) read with the stop-bit mask: a NULL
+/// exponent and no mantissa is absent.
+#[inline(always)]
+pub fn nullable_decimal_to_s(s: &mut Stops, out: &mut Option<Decimal>) -> Res<()> {
+    let at = s.pos;
+    match s.nullable::<i64>()? {
+        Some(e) => {
+            let e = check_exponent(e, at)?;
+            *out = Some(Decimal::new(e, s.int::<i64>()?));
+        }
+        None => *out = None,
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -318,14 +470,20 @@ mod tests {
         }
     }
 
-    fn general<T: Int>(b: &[u8], at: usize, strict: bool) -> (Result<T, ErrorKind>, usize) {
+    fn general<T: Int>(b: &[u8], at: usize, strict: bool, nullable: bool) -> (Got<T>, usize) {
         let mut r = Reader::new(b, strict);
         r.pos = at;
-        let v = int::<T>(&mut r).map_err(|e| e.kind);
-        (v, r.pos)
+        let v = if nullable {
+            nullable_int::<T>(&mut r)
+        } else {
+            int::<T>(&mut r).map(Some)
+        };
+        (v.map_err(|e| e.kind), r.pos)
     }
 
-    /// Runs of integers read with the mask give the general reader's values, errors and
+    type Got<T> = Result<Option<T>, ErrorKind>;
+
+    /// Runs of integers, nullable or not, read with the mask give the general reader's values, errors and
     /// positions: random entities of 1 to 11 bytes (overlong, out of range, unterminated
     /// at the end), in inputs long and short enough for both windows.
     fn agrees<T: Int>() {
@@ -350,13 +508,18 @@ mod tests {
                     b[last] |= 0x80;
                 }
             }
-            for strict in [false, true] {
+            for (strict, nullable) in [(false, false), (true, false), (false, true), (true, true)] {
                 let r = Reader::new(&b, strict);
                 let mut s = r.stops();
                 let mut at = 0;
                 loop {
-                    let (want, next) = general::<T>(&b, at, strict);
-                    let got = s.int::<T>().map_err(|e| e.kind);
+                    let (want, next) = general::<T>(&b, at, strict, nullable);
+                    let got = if nullable {
+                        s.nullable::<T>()
+                    } else {
+                        s.int::<T>().map(Some)
+                    };
+                    let got = got.map_err(|e| e.kind);
                     assert_eq!(got, want, "{b:02x?} at {at} strict {strict}");
                     if want.is_err() || next >= b.len() {
                         break;

@@ -84,20 +84,23 @@ pub(super) fn int_stmt(
     })
 }
 
-/// Whether scalar `s` can be read with the stop-bit mask ([`masked_int_stmt`]): a mandatory
-/// integer whose operator reads at most one entity.
+/// Whether scalar `s` can be read with the stop-bit mask ([`masked_int_stmt`]): an integer
+/// whose operator reads at most one entity, or a decimal without operator.
 pub(super) fn maskable(s: &Scalar) -> bool {
     let initial = matches!(s.initial, Some(Initial::Int(_)));
-    matches!(s.ty, FieldType::Int(_))
-        && !s.optional
-        && match s.op {
+    match s.ty {
+        FieldType::Int(_) => match s.op {
             Op::None | Op::Copy | Op::Increment | Op::Constant => true,
-            Op::Default => initial,
+            Op::Default => initial || s.optional,
             _ => false,
-        }
+        },
+        // Exponent and mantissa, two entities.
+        FieldType::Decimal => s.op == Op::None,
+        _ => false,
+    }
 }
 
-/// [`int_stmt`] for a [`maskable`] field of a run read with the stop-bit mask `s`.
+/// [`int_stmt`] for a [`maskable`] field of a run read with the stop-bit mask `stops`.
 pub(super) fn masked_int_stmt(
     plan: &Plan,
     s: &Scalar,
@@ -110,25 +113,35 @@ pub(super) fn masked_int_stmt(
     let init = int_init(s, it);
     let given = bit;
     let bit = || bit.ok_or_else(|| Error::Unsupported(format!("field {name}: no presence bit")));
+    let opt = s.optional;
+    let op = match s.op {
+        Op::Copy => "copy",
+        _ => "increment",
+    };
     Ok(match (s.op, &s.initial) {
-        (Op::None, _) => format!("{to} = fp::int_s::<{t}>(&mut s).at_field({name})?;"),
+        (Op::None, _) if opt => {
+            format!("fp::nullable_int_to_s::<{t}>(&mut stops, &mut {to}).at_field({name})?;")
+        }
+        (Op::None, _) => format!("{to} = fp::int_s::<{t}>(&mut stops).at_field({name})?;"),
+        (Op::Default, _) if opt => format!(
+            "fp::default_opt_s::<{t}>(&mut stops, {}, {init}, &mut {to}).at_field({name})?;",
+            bit()?
+        ),
         (Op::Default, Some(Initial::Int(v))) => format!(
-            "{to} = fp::default_s::<{t}>(&mut s, {}, {}).at_field({name})?;",
+            "{to} = fp::default_s::<{t}>(&mut stops, {}, {}).at_field({name})?;",
             bit()?,
             int_lit(it, *v)
         ),
-        (Op::Copy | Op::Increment, _) => {
-            let op = if s.op == Op::Copy {
-                "copy"
-            } else {
-                "increment"
-            };
-            format!(
-                "{to} = fp::{op}_s::<{t}>(&mut s, {}, g, &mut self.dict.{}, {init}).at_field({name})?;",
-                bit()?,
-                plan.slot(s).ident
-            )
-        }
+        (Op::Copy | Op::Increment, _) if opt => format!(
+            "fp::{op}_opt_s::<{t}>(&mut stops, {}, g, &mut self.dict.{}, {init}, &mut {to}).at_field({name})?;",
+            bit()?,
+            plan.slot(s).ident
+        ),
+        (Op::Copy | Op::Increment, _) => format!(
+            "{to} = fp::{op}_s::<{t}>(&mut stops, {}, g, &mut self.dict.{}, {init}).at_field({name})?;",
+            bit()?,
+            plan.slot(s).ident
+        ),
         _ => return int_stmt(plan, s, it, given, name, to),
     })
 }
@@ -184,9 +197,11 @@ pub(super) fn decimal_stmt(
     })
 }
 
-/// Whether a segment's fields are a run to read with the stop-bit mask: all [`maskable`],
-/// at least two of them on the wire.
-pub(super) fn masked_run(fields: &[Field]) -> bool {
+/// Whether a segment's fields are read with the stop-bit mask: all of them [`maskable`], at
+/// least two on the wire. Runs between other fields lost more than they gained: a mask per
+/// run, and one-byte values (NULLs, small numbers) the general reader takes in a few
+/// instructions (BENCHMARKS.md, "Stop-bit masks").
+pub(super) fn masked_segment(fields: &[Field]) -> bool {
     let mut read = 0;
     let all = fields.iter().all(|f| match &f.instr.kind {
         Kind::Scalar(s) if maskable(s) => {
@@ -198,7 +213,7 @@ pub(super) fn masked_run(fields: &[Field]) -> bool {
     all && read >= 2
 }
 
-/// One field of a [`masked_run`].
+/// One field of a [`masked_segment`].
 pub(super) fn masked_field(
     plan: &Plan,
     f: &Field,
@@ -209,12 +224,20 @@ pub(super) fn masked_field(
     let Kind::Scalar(s) = &f.instr.kind else {
         return unsupported(format!("field {name}: not a scalar"));
     };
-    let FieldType::Int(it) = s.ty else {
-        return unsupported(format!("field {name}: not an integer"));
-    };
-    let bit = s.uses_bit().then(|| cur.take(o));
     let to = format!("out.{}", f.ident);
-    o.line(masked_int_stmt(plan, s, it, bit.as_deref(), &name, &to)?);
+    match s.ty {
+        FieldType::Int(it) => {
+            let bit = s.uses_bit().then(|| cur.take(o));
+            o.line(masked_int_stmt(plan, s, it, bit.as_deref(), &name, &to)?);
+        }
+        FieldType::Decimal if s.optional => o.line(format!(
+            "fp::nullable_decimal_to_s(&mut stops, &mut {to}).at_field({name})?;"
+        )),
+        FieldType::Decimal => o.line(format!(
+            "{to} = fp::decimal_s(&mut stops).at_field({name})?;"
+        )),
+        _ => return unsupported(format!("field {name}: not an integer or decimal")),
+    }
     Ok(())
 }
 

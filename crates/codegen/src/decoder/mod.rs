@@ -9,7 +9,7 @@ use crate::Error;
 
 mod fields;
 
-use fields::{field, int_stmt, masked_field, masked_run};
+use fields::{field, int_stmt, masked_field, masked_segment};
 
 /// Where the next presence-map bit is: known, or in the variable `kd` once a field's bits
 /// depend on its value (an optional decimal whose mantissa has a bit of its own).
@@ -318,10 +318,10 @@ fn emit_seg(plan: &Plan, i: usize, o: &mut Out) -> Result<(), Error> {
         o.line("let g = self.dict.gen;");
     }
     let mut cur = Cursor::At(start);
-    // A message of integers alone: their ends from a mask of the stop bits (`fp::Stops`).
-    let masked = seg.role == Role::Message && masked_run(&seg.fields);
+    // Integers and decimals alone: their ends from a mask of the stop bits (`fp::Stops`).
+    let masked = masked_segment(&seg.fields);
     if masked {
-        o.line("let mut s = r.stops();");
+        o.line("let mut stops = r.stops();");
     }
     for f in &seg.fields {
         if masked {
@@ -331,7 +331,7 @@ fn emit_seg(plan: &Plan, i: usize, o: &mut Out) -> Result<(), Error> {
         }
     }
     if masked {
-        o.line("r.pos = s.pos();");
+        o.line("r.pos = stops.pos();");
     }
     if seg.role == Role::Message {
         o.line(format!("Ok({})", cur.end()));

@@ -2,6 +2,7 @@
 //
 // Templates:
 //   Ints (id 3) -> Ints
+//   Rows (id 4) -> Rows
 //   Inner (id 2) -> Inner
 //   All (id 1) -> All
 //   Reset (id 120) -> Reset
@@ -42,6 +43,22 @@ pub struct Ints {
     pub a32n: u32,
     /// `B64n`: int64.
     pub b64n: i64,
+    /// `O32`: optional uInt32.
+    pub o32: Option<u32>,
+    /// `O64`: optional int64, copy.
+    pub o64: Option<i64>,
+    /// `O16`: optional uInt16, increment 9.
+    pub o16: Option<u16>,
+    /// `OI32`: optional int32, default -1.
+    pub oi32: Option<i32>,
+    /// `OU64`: optional uInt64, default.
+    pub ou64: Option<u64>,
+    /// `OI8`: optional int8, constant 3.
+    pub oi8: Option<i8>,
+    /// `Dm`: decimal.
+    pub dm: fp::Decimal,
+    /// `Dn`: optional decimal.
+    pub dn: Option<fp::Decimal>,
 }
 
 impl Default for Ints {
@@ -61,6 +78,14 @@ impl Default for Ints {
             b32c: Default::default(),
             a32n: Default::default(),
             b64n: Default::default(),
+            o32: Default::default(),
+            o64: Default::default(),
+            o16: Default::default(),
+            oi32: Some(-1),
+            ou64: Default::default(),
+            oi8: Some(3),
+            dm: Default::default(),
+            dn: Default::default(),
         }
     }
 }
@@ -83,6 +108,14 @@ impl Ints {
             Some(fp::Value::Int(i64::from(self.b32c))),
             Some(fp::Value::UInt(u64::from(self.a32n))),
             Some(fp::Value::Int(self.b64n)),
+            self.o32.map(|v| fp::Value::UInt(u64::from(v))),
+            self.o64.map(fp::Value::Int),
+            self.o16.map(|v| fp::Value::UInt(u64::from(v))),
+            self.oi32.map(|v| fp::Value::Int(i64::from(v))),
+            self.ou64.map(fp::Value::UInt),
+            self.oi8.map(|v| fp::Value::Int(i64::from(v))),
+            Some(fp::Value::Decimal(self.dm)),
+            self.dn.map(fp::Value::Decimal),
         ]
     }
 
@@ -92,6 +125,58 @@ impl Ints {
             template_id: 3,
             fields: self.fields(),
         }
+    }
+}
+
+/// Template `Rows` (id 4).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Rows {
+    /// `Head`: uInt32.
+    pub head: u32,
+    /// `Row`: sequence, length "NRows".
+    pub row: fp::Seq<RowsRow>,
+}
+
+impl Rows {
+    /// The field values in template order, as the interpreter gives them.
+    pub fn fields(&self) -> Vec<Option<fp::Value>> {
+        vec![
+            Some(fp::Value::UInt(u64::from(self.head))),
+            Some(fp::Value::Sequence(self.row.iter().map(|e| e.fields()).collect())),
+        ]
+    }
+
+    /// As the interpreter's owned message.
+    pub fn to_message(&self) -> fp::Message {
+        fp::Message {
+            template_id: 4,
+            fields: self.fields(),
+        }
+    }
+}
+
+/// An element of a sequence.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RowsRow {
+    /// `R1`: uInt32, copy.
+    pub r1: u32,
+    /// `R2`: int64.
+    pub r2: i64,
+    /// `R3`: optional decimal.
+    pub r3: Option<fp::Decimal>,
+    /// `R4`: optional uInt64, increment.
+    pub r4: Option<u64>,
+}
+
+impl RowsRow {
+    /// The field values in template order, as the interpreter gives them.
+    pub fn fields(&self) -> Vec<Option<fp::Value>> {
+        vec![
+            Some(fp::Value::UInt(u64::from(self.r1))),
+            Some(fp::Value::Int(self.r2)),
+            self.r3.map(fp::Value::Decimal),
+            self.r4.map(fp::Value::UInt),
+        ]
     }
 }
 
@@ -658,6 +743,7 @@ impl Alert<'_> {
 #[allow(clippy::large_enum_variant)]
 pub enum Message<'a> {
     Ints(Ints),
+    Rows(Rows),
     Inner(Inner<'a>),
     All(All<'a>),
     Reset(Reset),
@@ -669,6 +755,7 @@ impl Message<'_> {
     pub fn kind(&self) -> MessageKind {
         match self {
             Message::Ints(_) => MessageKind::Ints,
+            Message::Rows(_) => MessageKind::Rows,
             Message::Inner(_) => MessageKind::Inner,
             Message::All(_) => MessageKind::All,
             Message::Reset(_) => MessageKind::Reset,
@@ -681,6 +768,7 @@ impl Message<'_> {
     pub fn to_message(&self) -> fp::Message {
         match self {
             Message::Ints(m) => m.to_message(),
+            Message::Rows(m) => m.to_message(),
             Message::Inner(m) => m.to_message(),
             Message::All(m) => m.to_message(),
             Message::Reset(m) => m.to_message(),
@@ -694,6 +782,7 @@ impl Message<'_> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum MessageKind {
     Ints,
+    Rows,
     Inner,
     All,
     Reset,
@@ -706,6 +795,7 @@ impl MessageKind {
     pub const fn id(self) -> u32 {
         match self {
             MessageKind::Ints => 3,
+            MessageKind::Rows => 4,
             MessageKind::Inner => 2,
             MessageKind::All => 1,
             MessageKind::Reset => 120,
@@ -718,6 +808,7 @@ impl MessageKind {
     pub const fn name(self) -> &'static str {
         match self {
             MessageKind::Ints => "Ints",
+            MessageKind::Rows => "Rows",
             MessageKind::Inner => "Inner",
             MessageKind::All => "All",
             MessageKind::Reset => "Reset",
@@ -732,6 +823,7 @@ impl MessageKind {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Messages<'a> {
     pub ints: Ints,
+    pub rows: Rows,
     pub inner: Inner<'a>,
     pub all: All<'a>,
     pub reset: Reset,
@@ -744,6 +836,7 @@ impl<'a> Messages<'a> {
     pub fn take(&mut self, kind: MessageKind) -> Message<'a> {
         match kind {
             MessageKind::Ints => Message::Ints(std::mem::take(&mut self.ints)),
+            MessageKind::Rows => Message::Rows(std::mem::take(&mut self.rows)),
             MessageKind::Inner => Message::Inner(std::mem::take(&mut self.inner)),
             MessageKind::All => Message::All(std::mem::take(&mut self.all)),
             MessageKind::Reset => Message::Reset(std::mem::take(&mut self.reset)),
@@ -756,6 +849,7 @@ impl<'a> Messages<'a> {
     pub fn to_message(&self, kind: MessageKind) -> fp::Message {
         match kind {
             MessageKind::Ints => self.ints.to_message(),
+            MessageKind::Rows => self.rows.to_message(),
             MessageKind::Inner => self.inner.to_message(),
             MessageKind::All => self.all.to_message(),
             MessageKind::Reset => self.reset.to_message(),
@@ -776,6 +870,10 @@ struct Dict {
     b64: fp::Slot<u64>,
     a64i: fp::Slot<u64>,
     b32c: fp::Slot<u64>,
+    o64: fp::Slot<u64>,
+    o16: fp::Slot<u64>,
+    r1: fp::Slot<u64>,
+    r4: fp::Slot<u64>,
     x: fp::Slot<u64>,
     u8: fp::Slot<u64>,
     i8o: fp::Slot<u64>,
@@ -827,6 +925,10 @@ impl Dict {
             self.b64.forget();
             self.a64i.forget();
             self.b32c.forget();
+            self.o64.forget();
+            self.o16.forget();
+            self.r1.forget();
+            self.r4.forget();
             self.x.forget();
             self.u8.forget();
             self.i8o.forget();
@@ -953,6 +1055,11 @@ impl Decoder {
                 Self::check_pmap(r, &pm, used, at).at_template("Ints")?;
                 Ok(MessageKind::Ints)
             }
+            4 => {
+                let used = self.rd_rows(r, &pm, &mut out.rows, 0).at_template("Rows")?;
+                Self::check_pmap(r, &pm, used, at).at_template("Rows")?;
+                Ok(MessageKind::Rows)
+            }
             2 => {
                 let used = self.rd_inner(r, &pm, &mut out.inner, 0).at_template("Inner")?;
                 Self::check_pmap(r, &pm, used, at).at_template("Inner")?;
@@ -996,6 +1103,12 @@ impl Decoder {
                 Self::check_pmap(r, &pm, used, at).at_template("Ints")?;
                 Ok(Message::Ints(m))
             }
+            4 => {
+                let mut m = Rows::default();
+                let used = self.rd_rows(r, &pm, &mut m, depth).at_template("Rows")?;
+                Self::check_pmap(r, &pm, used, at).at_template("Rows")?;
+                Ok(Message::Rows(m))
+            }
             2 => {
                 let mut m = Inner::default();
                 let used = self.rd_inner(r, &pm, &mut m, depth).at_template("Inner")?;
@@ -1036,23 +1149,71 @@ impl Decoder {
 
     fn rd_ints(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, out: &mut Ints, depth: u32) -> fp::Res<u32> {
         let g = self.dict.gen;
-        let mut s = r.stops();
-        out.a8 = fp::int_s::<u8>(&mut s).at_field("A8")?;
-        out.a16 = fp::copy_s::<u16>(&mut s, pm.bit(1, r.buf), g, &mut self.dict.a16, None).at_field("A16")?;
-        out.a32 = fp::increment_s::<u32>(&mut s, pm.bit(2, r.buf), g, &mut self.dict.a32, None).at_field("A32")?;
-        out.a64 = fp::copy_s::<u64>(&mut s, pm.bit(3, r.buf), g, &mut self.dict.a64, None).at_field("A64")?;
-        out.b8 = fp::default_s::<i8>(&mut s, pm.bit(4, r.buf), -5).at_field("B8")?;
-        out.b16 = fp::copy_s::<i16>(&mut s, pm.bit(5, r.buf), g, &mut self.dict.b16, Some(300)).at_field("B16")?;
-        out.b32 = fp::int_s::<i32>(&mut s).at_field("B32")?;
-        out.b64 = fp::increment_s::<i64>(&mut s, pm.bit(6, r.buf), g, &mut self.dict.b64, Some(-2)).at_field("B64")?;
+        let mut stops = r.stops();
+        out.a8 = fp::int_s::<u8>(&mut stops).at_field("A8")?;
+        out.a16 = fp::copy_s::<u16>(&mut stops, pm.bit(1, r.buf), g, &mut self.dict.a16, None).at_field("A16")?;
+        out.a32 = fp::increment_s::<u32>(&mut stops, pm.bit(2, r.buf), g, &mut self.dict.a32, None).at_field("A32")?;
+        out.a64 = fp::copy_s::<u64>(&mut stops, pm.bit(3, r.buf), g, &mut self.dict.a64, None).at_field("A64")?;
+        out.b8 = fp::default_s::<i8>(&mut stops, pm.bit(4, r.buf), -5).at_field("B8")?;
+        out.b16 = fp::copy_s::<i16>(&mut stops, pm.bit(5, r.buf), g, &mut self.dict.b16, Some(300)).at_field("B16")?;
+        out.b32 = fp::int_s::<i32>(&mut stops).at_field("B32")?;
+        out.b64 = fp::increment_s::<i64>(&mut stops, pm.bit(6, r.buf), g, &mut self.dict.b64, Some(-2)).at_field("B64")?;
         out.k = 9;
-        out.a32d = fp::default_s::<u32>(&mut s, pm.bit(7, r.buf), 70000).at_field("A32d")?;
-        out.a64i = fp::increment_s::<u64>(&mut s, pm.bit(8, r.buf), g, &mut self.dict.a64i, None).at_field("A64i")?;
-        out.b32c = fp::copy_s::<i32>(&mut s, pm.bit(9, r.buf), g, &mut self.dict.b32c, None).at_field("B32c")?;
-        out.a32n = fp::int_s::<u32>(&mut s).at_field("A32n")?;
-        out.b64n = fp::int_s::<i64>(&mut s).at_field("B64n")?;
-        r.pos = s.pos();
-        Ok(10)
+        out.a32d = fp::default_s::<u32>(&mut stops, pm.bit(7, r.buf), 70000).at_field("A32d")?;
+        out.a64i = fp::increment_s::<u64>(&mut stops, pm.bit(8, r.buf), g, &mut self.dict.a64i, None).at_field("A64i")?;
+        out.b32c = fp::copy_s::<i32>(&mut stops, pm.bit(9, r.buf), g, &mut self.dict.b32c, None).at_field("B32c")?;
+        out.a32n = fp::int_s::<u32>(&mut stops).at_field("A32n")?;
+        out.b64n = fp::int_s::<i64>(&mut stops).at_field("B64n")?;
+        fp::nullable_int_to_s::<u32>(&mut stops, &mut out.o32).at_field("O32")?;
+        fp::copy_opt_s::<i64>(&mut stops, pm.bit(10, r.buf), g, &mut self.dict.o64, None, &mut out.o64).at_field("O64")?;
+        fp::increment_opt_s::<u16>(&mut stops, pm.bit(11, r.buf), g, &mut self.dict.o16, Some(9), &mut out.o16).at_field("O16")?;
+        fp::default_opt_s::<i32>(&mut stops, pm.bit(12, r.buf), Some(-1), &mut out.oi32).at_field("OI32")?;
+        fp::default_opt_s::<u64>(&mut stops, pm.bit(13, r.buf), None, &mut out.ou64).at_field("OU64")?;
+        out.oi8 = pm.bit(14, r.buf).then_some(3);
+        out.dm = fp::decimal_s(&mut stops).at_field("Dm")?;
+        fp::nullable_decimal_to_s(&mut stops, &mut out.dn).at_field("Dn")?;
+        r.pos = stops.pos();
+        Ok(15)
+    }
+
+    fn rd_rows(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, out: &mut Rows, depth: u32) -> fp::Res<u32> {
+        out.head = fp::int::<u32>(r).at_field("Head")?;
+        self.rs_rows_row(r, false, &mut out.row, depth).at_field("Row")?;
+        Ok(1)
+    }
+
+    fn rd_rows_row(&mut self, r: &mut fp::Reader<'_>, out: &mut RowsRow, depth: u32) -> fp::Res<()> {
+        let mut local = *r;
+        let done = self.rd_rows_row_fields(&mut local, out, depth);
+        r.pos = local.pos;
+        done
+    }
+
+    #[inline(always)]
+    fn rd_rows_row_fields(&mut self, r: &mut fp::Reader<'_>, out: &mut RowsRow, depth: u32) -> fp::Res<()> {
+        let at = r.pos;
+        let mut pm = fp::Presence::default();
+        r.presence_to(&mut pm)?;
+        let g = self.dict.gen;
+        let mut stops = r.stops();
+        out.r1 = fp::copy_s::<u32>(&mut stops, pm.bit(0, r.buf), g, &mut self.dict.r1, None).at_field("R1")?;
+        out.r2 = fp::int_s::<i64>(&mut stops).at_field("R2")?;
+        fp::nullable_decimal_to_s(&mut stops, &mut out.r3).at_field("R3")?;
+        fp::increment_opt_s::<u64>(&mut stops, pm.bit(1, r.buf), g, &mut self.dict.r4, None, &mut out.r4).at_field("R4")?;
+        r.pos = stops.pos();
+        Self::check_pmap(r, &pm, 2, at)
+    }
+
+    fn rs_rows_row(&mut self, r: &mut fp::Reader<'_>, present: bool, out: &mut fp::Seq<RowsRow>, depth: u32) -> fp::Res<()> {
+        let at = r.pos;
+        let len: u32;
+        len = fp::int::<u32>(r).at_field("Row")?;
+        let n = fp::sequence_len(r, len, self.opts.max_sequence_len, true, at)?;
+        out.clear();
+        for _ in 0..n {
+            self.rd_rows_row(r, out.next_slot(), depth)?;
+        }
+        Ok(())
     }
 
     fn rd_inner<'a>(&mut self, r: &mut fp::Reader<'a>, pm: &fp::Presence, out: &mut Inner<'a>, depth: u32) -> fp::Res<u32> {
@@ -1628,6 +1789,16 @@ impl Encoder {
         r.map_err(|e| *e)
     }
 
+    /// Appends the encoding of a `Rows` message.
+    pub fn encode_rows(&mut self, m: &Rows, out: &mut Vec<u8>) -> Result<(), fp::CodecError> {
+        let start = out.len();
+        let r = self.wt_rows(m, out, true);
+        if r.is_err() {
+            out.truncate(start);
+        }
+        r.map_err(|e| *e)
+    }
+
     /// Appends the encoding of a `Inner` message.
     pub fn encode_inner(&mut self, m: &Inner<'_>, out: &mut Vec<u8>) -> Result<(), fp::CodecError> {
         let start = out.len();
@@ -1681,6 +1852,7 @@ impl Encoder {
     fn any(&mut self, msg: &Message<'_>, out: &mut Vec<u8>, top: bool) -> fp::Res<()> {
         match msg {
             Message::Ints(m) => self.wt_ints(m, out, top),
+            Message::Rows(m) => self.wt_rows(m, out, top),
             Message::Inner(m) => self.wt_inner(m, out, top),
             Message::All(m) => self.wt_all(m, out, top),
             Message::Reset(m) => self.wt_reset(m, out, top),
@@ -1693,14 +1865,29 @@ impl Encoder {
         let send_tid = self.last_tid != Some(3);
         self.last_tid = Some(3);
         let at = out.len();
-        out.resize(at + 2, 0);
+        out.resize(at + 3, 0);
         let mut bits = fp::put::Bits::<1>::default();
         bits.push(send_tid);
         if send_tid {
             fp::put::put_u64(out, 3);
         }
         self.wr_ints(m, out, &mut bits).at_template("Ints")?;
-        bits.patch(out, at, 2);
+        bits.patch(out, at, 3);
+        Ok(())
+    }
+
+    fn wt_rows(&mut self, m: &Rows, out: &mut Vec<u8>, top: bool) -> fp::Res<()> {
+        let send_tid = self.last_tid != Some(4);
+        self.last_tid = Some(4);
+        let at = out.len();
+        out.resize(at + 1, 0);
+        let mut bits = fp::put::Bits::<1>::default();
+        bits.push(send_tid);
+        if send_tid {
+            fp::put::put_u64(out, 4);
+        }
+        self.wr_rows(m, out, &mut bits).at_template("Rows")?;
+        bits.patch(out, at, 1);
         Ok(())
     }
 
@@ -1837,6 +2024,80 @@ impl Encoder {
         {
             fp::put::int::<i64>(out, m.b64n);
         }
+        {
+            fp::put::nullable_int::<u32>(out, m.o32);
+        }
+        {
+            bits.push(fp::put::copy::<i64>(out, false, true, g, &mut self.dict.o64, m.o64, None));
+        }
+        {
+            bits.push(fp::put::copy::<u16>(out, true, true, g, &mut self.dict.o16, m.o16, Some(9)));
+        }
+        {
+            let omit = m.oi32 == Some(-1);
+            bits.push(!omit);
+            if !omit {
+                fp::put::nullable_int::<i32>(out, m.oi32);
+            }
+        }
+        {
+            let omit = m.ou64.is_none();
+            bits.push(!omit);
+            if !omit {
+                fp::put::nullable_int::<u64>(out, m.ou64);
+            }
+        }
+        {
+            if m.oi8.is_some_and(|v| v != 3) {
+                return fp::fail(fp::ErrorKind::ConstantMismatch, 0).at_field("OI8");
+            }
+            bits.push(m.oi8.is_some());
+        }
+        {
+            let v = Some(fp::put::check_decimal(m.dm).at_field("Dm")?);
+            fp::put::decimal(out, v, false);
+        }
+        {
+            let v = m.dn.map(fp::put::check_decimal).transpose().at_field("Dn")?;
+            fp::put::decimal(out, v, true);
+        }
+        Ok(())
+    }
+
+    fn wr_rows(&mut self, m: &Rows, out: &mut Vec<u8>, bits: &mut fp::put::Bits<1>) -> fp::Res<()> {
+        {
+            fp::put::int::<u32>(out, m.head);
+        }
+        {
+            let items = &m.row;
+            let n = u32::try_from(items.len()).or_else(|_| fp::fail(fp::ErrorKind::IntegerOverflow, 0).at_field("Row"))?;
+            fp::put::int::<u32>(out, n);
+            for e in items {
+                self.wr_rows_row(e, out).at_field("Row")?;
+            }
+        }
+        Ok(())
+    }
+
+    fn wr_rows_row(&mut self, m: &RowsRow, out: &mut Vec<u8>) -> fp::Res<()> {
+        let at = out.len();
+        out.resize(at + 1, 0);
+        let mut bits = fp::put::Bits::<1>::default();
+        let g = self.dict.gen;
+        {
+            bits.push(fp::put::copy::<u32>(out, false, false, g, &mut self.dict.r1, Some(m.r1), None));
+        }
+        {
+            fp::put::int::<i64>(out, m.r2);
+        }
+        {
+            let v = m.r3.map(fp::put::check_decimal).transpose().at_field("R3")?;
+            fp::put::decimal(out, v, true);
+        }
+        {
+            bits.push(fp::put::copy::<u64>(out, true, true, g, &mut self.dict.r4, m.r4, None));
+        }
+        bits.patch(out, at, 1);
         Ok(())
     }
 
@@ -2317,6 +2578,20 @@ pub const TEMPLATES_XML: &str = concat!(
     "    <int64 name=\"B64\"><increment value=\"-2\"/></int64> <uInt32 name=\"K\"><constant value=\"9\"/></uInt32>\n",
     "    <uInt32 name=\"A32d\"><default value=\"70000\"/></uInt32> <uInt64 name=\"A64i\"><increment/></uInt64>\n",
     "    <int32 name=\"B32c\"><copy/></int32> <uInt32 name=\"A32n\"/> <int64 name=\"B64n\"/>\n",
+    "    <uInt32 name=\"O32\" presence=\"optional\"/> <int64 name=\"O64\" presence=\"optional\"><copy/></int64>\n",
+    "    <uInt16 name=\"O16\" presence=\"optional\"><increment value=\"9\"/></uInt16>\n",
+    "    <int32 name=\"OI32\" presence=\"optional\"><default value=\"-1\"/></int32>\n",
+    "    <uInt64 name=\"OU64\" presence=\"optional\"><default/></uInt64>\n",
+    "    <int8 name=\"OI8\" presence=\"optional\"><constant value=\"3\"/></int8>\n",
+    "    <decimal name=\"Dm\"/> <decimal name=\"Dn\" presence=\"optional\"/>\n",
+    "  </template>\n",
+    "  <!-- A sequence whose elements are integers and decimals alone (read with the mask). -->\n",
+    "  <template name=\"Rows\" id=\"4\">\n",
+    "    <uInt32 name=\"Head\"/>\n",
+    "    <sequence name=\"Row\"><length name=\"NRows\"/>\n",
+    "      <uInt32 name=\"R1\"><copy/></uInt32> <int64 name=\"R2\"/> <decimal name=\"R3\" presence=\"optional\"/>\n",
+    "      <uInt64 name=\"R4\" presence=\"optional\"><increment/></uInt64>\n",
+    "    </sequence>\n",
     "  </template>\n",
     "  <template name=\"Inner\" id=\"2\"><uInt32 name=\"X\"><copy/></uInt32><string name=\"Y\" presence=\"optional\"/></template>\n",
     "  <template name=\"All\" id=\"1\">\n",
