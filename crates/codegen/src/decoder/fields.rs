@@ -15,6 +15,24 @@ pub(super) fn unsupported<T>(what: String) -> Result<T, Error> {
     Err(Error::Unsupported(what))
 }
 
+/// Where a field's entities are read from: the reader `r`, or the stop-bit mask `stops` of a
+/// [`masked_segment`], whose primitives carry an `_s`.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Src {
+    Reader,
+    Stops,
+}
+
+impl Src {
+    /// The primitive's first argument and its name's suffix.
+    fn parts(self) -> (&'static str, &'static str) {
+        match self {
+            Src::Reader => ("r", ""),
+            Src::Stops => ("&mut stops", "_s"),
+        }
+    }
+}
+
 /// The statement that decodes integer scalar `s` into the place `to` (`T` if mandatory,
 /// `Option<T>` if optional). Optional values are written through `&mut`: a returned
 /// `Result<Option<T>>` built on several paths goes through memory and stalls when read back.
@@ -25,7 +43,9 @@ pub(super) fn int_stmt(
     bit: Option<&str>,
     name: &str,
     to: &str,
+    src: Src,
 ) -> Result<String, Error> {
+    let (a, x) = src.parts();
     let t = int_ty(it);
     let init = int_init(s, it);
     let v = match &s.initial {
@@ -37,18 +57,18 @@ pub(super) fn int_stmt(
     let opt = s.optional;
     Ok(match (s.op, v) {
         (Op::None, _) if opt => {
-            format!("fp::nullable_int_to::<{t}>(r, &mut {to}).at_field({name})?;")
+            format!("fp::nullable_int_to{x}::<{t}>({a}, &mut {to}).at_field({name})?;")
         }
-        (Op::None, _) => format!("{to} = fp::int::<{t}>(r).at_field({name})?;"),
+        (Op::None, _) => format!("{to} = fp::int{x}::<{t}>({a}).at_field({name})?;"),
         (Op::Constant, Some(v)) if opt => format!("{to} = {}.then_some({v});", bit()?),
         (Op::Constant, Some(v)) => format!("{to} = {v};"),
         (Op::Default, _) if opt => format!(
-            "fp::default_opt::<{t}>(r, {}, {init}, &mut {to}).at_field({name})?;",
+            "fp::default_opt{x}::<{t}>({a}, {}, {init}, &mut {to}).at_field({name})?;",
             bit()?
         ),
         (Op::Default, Some(v)) => {
             format!(
-                "{to} = fp::default::<{t}>(r, {}, {v}).at_field({name})?;",
+                "{to} = fp::default{x}::<{t}>({a}, {}, {v}).at_field({name})?;",
                 bit()?
             )
         }
@@ -60,13 +80,13 @@ pub(super) fn int_stmt(
             };
             if opt {
                 format!(
-                    "fp::{op}_opt::<{t}>(r, {}, g, &mut self.dict.{}, {init}, &mut {to}).at_field({name})?;",
+                    "fp::{op}_opt{x}::<{t}>({a}, {}, g, &mut self.dict.{}, {init}, &mut {to}).at_field({name})?;",
                     bit()?,
                     slot()
                 )
             } else {
                 format!(
-                    "{to} = fp::{op}::<{t}>(r, {}, g, &mut self.dict.{}, {init}).at_field({name})?;",
+                    "{to} = fp::{op}{x}::<{t}>({a}, {}, g, &mut self.dict.{}, {init}).at_field({name})?;",
                     bit()?,
                     slot()
                 )
@@ -84,7 +104,7 @@ pub(super) fn int_stmt(
     })
 }
 
-/// Whether scalar `s` can be read with the stop-bit mask ([`masked_int_stmt`]): an integer
+/// Whether scalar `s` can be read with the stop-bit mask ([`Src::Stops`]): an integer
 /// whose operator reads at most one entity, or a decimal without operator.
 pub(super) fn maskable(s: &Scalar) -> bool {
     let initial = matches!(s.initial, Some(Initial::Int(_)));
@@ -100,52 +120,6 @@ pub(super) fn maskable(s: &Scalar) -> bool {
     }
 }
 
-/// [`int_stmt`] for a [`maskable`] field of a run read with the stop-bit mask `stops`.
-pub(super) fn masked_int_stmt(
-    plan: &Plan,
-    s: &Scalar,
-    it: IntType,
-    bit: Option<&str>,
-    name: &str,
-    to: &str,
-) -> Result<String, Error> {
-    let t = int_ty(it);
-    let init = int_init(s, it);
-    let given = bit;
-    let bit = || bit.ok_or_else(|| Error::Unsupported(format!("field {name}: no presence bit")));
-    let opt = s.optional;
-    let op = match s.op {
-        Op::Copy => "copy",
-        _ => "increment",
-    };
-    Ok(match (s.op, &s.initial) {
-        (Op::None, _) if opt => {
-            format!("fp::nullable_int_to_s::<{t}>(&mut stops, &mut {to}).at_field({name})?;")
-        }
-        (Op::None, _) => format!("{to} = fp::int_s::<{t}>(&mut stops).at_field({name})?;"),
-        (Op::Default, _) if opt => format!(
-            "fp::default_opt_s::<{t}>(&mut stops, {}, {init}, &mut {to}).at_field({name})?;",
-            bit()?
-        ),
-        (Op::Default, Some(Initial::Int(v))) => format!(
-            "{to} = fp::default_s::<{t}>(&mut stops, {}, {}).at_field({name})?;",
-            bit()?,
-            int_lit(it, *v)
-        ),
-        (Op::Copy | Op::Increment, _) if opt => format!(
-            "fp::{op}_opt_s::<{t}>(&mut stops, {}, g, &mut self.dict.{}, {init}, &mut {to}).at_field({name})?;",
-            bit()?,
-            plan.slot(s).ident
-        ),
-        (Op::Copy | Op::Increment, _) => format!(
-            "{to} = fp::{op}_s::<{t}>(&mut stops, {}, g, &mut self.dict.{}, {init}).at_field({name})?;",
-            bit()?,
-            plan.slot(s).ident
-        ),
-        _ => return int_stmt(plan, s, it, given, name, to),
-    })
-}
-
 /// The statement that decodes decimal scalar `s` into the place `to`.
 pub(super) fn decimal_stmt(
     plan: &Plan,
@@ -153,7 +127,9 @@ pub(super) fn decimal_stmt(
     bit: Option<&str>,
     name: &str,
     to: &str,
+    src: Src,
 ) -> Result<String, Error> {
+    let (a, x) = src.parts();
     let init = decimal_init(s);
     let v = match &s.initial {
         Some(Initial::Decimal { exponent, mantissa }) => Some(decimal_lit(*exponent, *mantissa)),
@@ -163,9 +139,9 @@ pub(super) fn decimal_stmt(
     let slot = || &plan.slot(s).ident;
     let opt = s.optional;
     let read = if opt {
-        format!("fp::nullable_decimal_to(r, &mut {to}).at_field({name})?;")
+        format!("fp::nullable_decimal_to{x}({a}, &mut {to}).at_field({name})?;")
     } else {
-        format!("{to} = fp::decimal(r).at_field({name})?;")
+        format!("{to} = fp::decimal{x}({a}).at_field({name})?;")
     };
     Ok(match (s.op, v) {
         (Op::None, _) => read,
@@ -213,36 +189,14 @@ pub(super) fn masked_segment(fields: &[Field]) -> bool {
     all && read >= 2
 }
 
-/// One field of a [`masked_segment`].
-pub(super) fn masked_field(
+/// One field's statements; a [`masked_segment`]'s scalars read from `Src::Stops`.
+pub(super) fn field(
     plan: &Plan,
     f: &Field,
     cur: &mut Cursor,
     o: &mut Out,
+    src: Src,
 ) -> Result<(), Error> {
-    let name = quote(&f.instr.name);
-    let Kind::Scalar(s) = &f.instr.kind else {
-        return unsupported(format!("field {name}: not a scalar"));
-    };
-    let to = format!("out.{}", f.ident);
-    match s.ty {
-        FieldType::Int(it) => {
-            let bit = s.uses_bit().then(|| cur.take(o));
-            o.line(masked_int_stmt(plan, s, it, bit.as_deref(), &name, &to)?);
-        }
-        FieldType::Decimal if s.optional => o.line(format!(
-            "fp::nullable_decimal_to_s(&mut stops, &mut {to}).at_field({name})?;"
-        )),
-        FieldType::Decimal => o.line(format!(
-            "{to} = fp::decimal_s(&mut stops).at_field({name})?;"
-        )),
-        _ => return unsupported(format!("field {name}: not an integer or decimal")),
-    }
-    Ok(())
-}
-
-/// One field's statements.
-pub(super) fn field(plan: &Plan, f: &Field, cur: &mut Cursor, o: &mut Out) -> Result<(), Error> {
     let name = quote(&f.instr.name);
     let id = &f.ident;
     match &f.instr.kind {
@@ -255,11 +209,11 @@ pub(super) fn field(plan: &Plan, f: &Field, cur: &mut Cursor, o: &mut Out) -> Re
             match s.ty {
                 FieldType::Int(it) => {
                     let to = format!("out.{id}");
-                    o.line(int_stmt(plan, s, it, bit.as_deref(), &name, &to)?);
+                    o.line(int_stmt(plan, s, it, bit.as_deref(), &name, &to, src)?);
                 }
                 FieldType::Decimal => {
                     let to = format!("out.{id}");
-                    o.line(decimal_stmt(plan, s, bit.as_deref(), &name, &to)?);
+                    o.line(decimal_stmt(plan, s, bit.as_deref(), &name, &to, src)?);
                 }
                 _ if borrowed(s) => borrowed_string(s, bit.as_deref(), id, &name, o)?,
                 _ => owned_string(plan, s, bit.as_deref(), id, &name, o)?,
@@ -327,7 +281,15 @@ pub(super) fn split_decimal(
     } else {
         None
     };
-    let e = int_stmt(plan, exponent, IntType::I32, ebit.as_deref(), &name, "e")?;
+    let e = int_stmt(
+        plan,
+        exponent,
+        IntType::I32,
+        ebit.as_deref(),
+        &name,
+        "e",
+        Src::Reader,
+    )?;
     // The mantissa's bit exists only when the exponent is present: from here on bits are
     // counted at run time.
     let dynamic = f.instr.optional && mantissa.uses_bit();
@@ -350,6 +312,7 @@ pub(super) fn split_decimal(
             mbit.as_deref(),
             &name,
             "mantissa",
+            Src::Reader,
         )
     };
     o.open("{");

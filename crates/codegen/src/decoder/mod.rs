@@ -9,7 +9,7 @@ use crate::Error;
 
 mod fields;
 
-use fields::{field, int_stmt, masked_field, masked_segment};
+use fields::{field, int_stmt, masked_segment, Src};
 
 /// Where the next presence-map bit is: known, or in the variable `kd` once a field's bits
 /// depend on its value (an optional decimal whose mantissa has a bit of its own).
@@ -323,12 +323,9 @@ fn emit_seg(plan: &Plan, i: usize, o: &mut Out) -> Result<(), Error> {
     if masked {
         o.line("let mut stops = r.stops();");
     }
+    let src = if masked { Src::Stops } else { Src::Reader };
     for f in &seg.fields {
-        if masked {
-            masked_field(plan, f, &mut cur, o)?;
-        } else {
-            field(plan, f, &mut cur, o)?;
-        }
+        field(plan, f, &mut cur, o, src)?;
     }
     if masked {
         o.line("r.pos = stops.pos();");
@@ -381,7 +378,15 @@ fn emit_seq(plan: &Plan, i: usize, o: &mut Out) -> Result<(), Error> {
     } else {
         o.line("let len: u32;");
     }
-    o.line(int_stmt(plan, length, IntType::U32, bit, &name, "len")?);
+    o.line(int_stmt(
+        plan,
+        length,
+        IntType::U32,
+        bit,
+        &name,
+        "len",
+        Src::Reader,
+    )?);
     if parent_field.instr.optional {
         o.line("let Some(len) = len else {");
         o.line("    *out = None;");
