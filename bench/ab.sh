@@ -6,13 +6,7 @@
 # change (a code move, say) leaves the speed alone. SIMPLE: the simple data file.
 # Usage: bench/ab.sh BINARY BINARY...
 set -euo pipefail
-cd "$(dirname "$0")/.."
-C=../shared/corpus/mfast-complex
-M=../shared/corpus/moex-forts-2013
-S=${SIMPLE:-/tmp/race-simple.dat}
-[ -f "$S" ] || "$1" generate simple -o "$S" > /dev/null
-min() { awk '/^min /{print $2; exit}'; }
-echo "machine: $(nproc) vCPU, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M') UTC"
+. "$(dirname "$0")/common.sh"
 printf "%-28s %8s %8s %8s %8s %8s  %s\n" binary cx_int cx_gen moex simple simple_gen "handler A, A+B"
 for _ in 1 2 3; do
   for FF in "$@"; do

@@ -5,13 +5,7 @@
 # the quicker check for a change to the generated code or to `primitives::Stops`.
 # Usage: bench/abgen.sh BINARY BINARY...   (SIMPLE: the simple data file)
 set -euo pipefail
-cd "$(dirname "$0")/.."
-C=../shared/corpus/mfast-complex
-M=../shared/corpus/moex-forts-2013
-S=${SIMPLE:-/tmp/race-simple.dat}
-[ -f "$S" ] || "$1" generate simple -o "$S" > /dev/null
-min() { awk '/^min /{print $2; exit}'; }
-echo "machine: $(nproc) vCPU, load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u '+%F %H:%M') UTC"
+. "$(dirname "$0")/common.sh"
 printf "%-28s %8s %8s %8s\n" binary cx_gen moex_gen simple_gen
 for _ in $(seq "${ROUNDS:-3}"); do
   for FF in "$@"; do
