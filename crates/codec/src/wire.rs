@@ -2,6 +2,7 @@
 //! a byte slice and written to a `Vec<u8>`.
 
 use crate::error::{CodecError, ErrorKind};
+use crate::groups::{concat_groups4_rt, concat_groups_rt, fast_pext};
 
 #[path = "wire_slow.rs"]
 mod slow;
@@ -22,6 +23,8 @@ pub struct Reader<'a> {
     pub strict: bool,
     /// Longest byte vector or unicode string length preamble accepted.
     pub max_len: usize,
+    /// Integers gathered with `pext` ([`crate::fast_pext`], asked once a run).
+    pub(crate) pext: bool,
 }
 
 /// An error at `pos`, built out of line (see [`crate::primitives::fail`]).
@@ -37,6 +40,7 @@ impl<'a> Reader<'a> {
             pos: 0,
             strict,
             max_len: usize::MAX,
+            pext: fast_pext(),
         }
     }
 
@@ -48,6 +52,7 @@ impl<'a> Reader<'a> {
             pos: 0,
             strict,
             max_len,
+            pext: fast_pext(),
         }
     }
 
@@ -94,7 +99,7 @@ impl<'a> Reader<'a> {
             return None;
         }
         let n = (stops.trailing_zeros() / 8 + 1) as usize;
-        Some((concat_groups(w, n), n))
+        Some((concat_groups_rt(w, n, self.pext), n))
     }
 
     /// An unsigned integer; `Err(IntegerOverflow)` past 64 bits.
@@ -144,7 +149,7 @@ impl<'a> Reader<'a> {
                 };
                 if n != 0 {
                     self.pos = start + n;
-                    return Ok(concat_groups4(w, n) as u64);
+                    return Ok(concat_groups4_rt(w, n, self.pext) as u64);
                 }
             }
         }
@@ -375,53 +380,6 @@ impl<'a> Reader<'a> {
         self.pos += len as usize;
         Ok(s)
     }
-}
-
-/// The 7-bit groups of the first `n` (1..=8) bytes of `w` (first byte in the low bits)
-/// concatenated, the first byte's group on top: a byte swap and three merging steps instead
-/// of a loop over the bytes.
-#[inline(always)]
-pub(crate) fn concat_groups(w: u64, n: usize) -> u64 {
-    // Built for BMI2 (`-C target-feature=+bmi2`, or a target CPU that has it): one
-    // bit-extract gathers the groups (README, "A faster build for CPUs with BMI2").
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    // SAFETY: this is compiled only where the build targets CPUs with BMI2 (the cfg above),
-    // so the instruction exists wherever the binary may run; pext reads no memory.
-    return unsafe {
-        std::arch::x86_64::_pext_u64(w.swap_bytes() >> (64 - 8 * n), 0x7f7f_7f7f_7f7f_7f7f)
-    };
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-    concat_groups_portable(w, n)
-}
-
-/// [`concat_groups`] for the first `n` (1..=4) bytes of a 32-bit word.
-#[inline(always)]
-pub(crate) fn concat_groups4(w: u32, n: usize) -> u32 {
-    // Built for BMI2, the one `pext` of the 64-bit path.
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    return concat_groups(w as u64, n) as u32;
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
-    concat_groups4_portable(w, n)
-}
-
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
-#[inline(always)]
-fn concat_groups4_portable(w: u32, n: usize) -> u32 {
-    let x = (w & 0x7f7f_7f7f).swap_bytes() >> (32 - 8 * n);
-    let x = x - ((x & 0x7f00_7f00) >> 1);
-    (x & 0x3fff) | ((x & 0x3fff_0000) >> 2)
-}
-
-// Built for BMI2, only the tests call it (against the pext path).
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
-#[inline(always)]
-fn concat_groups_portable(w: u64, n: usize) -> u64 {
-    let x = (w & 0x7f7f_7f7f_7f7f_7f7f).swap_bytes() >> (64 - 8 * n);
-    // Pairs of bytes: `hi << 8 + lo` less half of `hi << 8` is `hi << 7 + lo`, one mask
-    // where the merge below takes two (64-bit constants, materialised at every read).
-    let x = x - ((x & 0x7f00_7f00_7f00_7f00) >> 1);
-    let x = (x & 0x0000_3fff_0000_3fff) | ((x & 0x3fff_0000_3fff_0000) >> 2);
-    (x & 0x0fff_ffff) | ((x & 0x0fff_ffff_0000_0000) >> 4)
 }
 
 /// A decoded presence map: up to 63 bits in a word, walked from the top; the rare longer map

@@ -116,28 +116,6 @@ fn narrow_reads_agree_with_the_general_reader() {
 }
 
 #[test]
-fn groups_concatenate_as_a_loop_would() {
-    let mut rng = xorshift(0x9e37_79b9_7f4a_7c15);
-    for _ in 0..1000 {
-        let x = rng();
-        for n in 1..=8 {
-            let want = (0..n).fold(0u64, |acc, i| (acc << 7) | ((x >> (8 * i)) & 0x7f));
-            assert_eq!(concat_groups(x, n), want, "{x:x} {n}");
-            // Both ways, whichever the build's CPU features select above.
-            assert_eq!(concat_groups_portable(x, n), want, "{x:x} {n}");
-            if n <= 4 {
-                assert_eq!(concat_groups4(x as u32, n) as u64, want, "{x:x} {n}");
-                assert_eq!(
-                    concat_groups4_portable(x as u32, n) as u64,
-                    want,
-                    "{x:x} {n}"
-                );
-            }
-        }
-    }
-}
-
-#[test]
 fn pmap_bits_and_long_maps() {
     let buf = [
         0x40, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x81,
