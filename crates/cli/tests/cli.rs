@@ -352,6 +352,19 @@ fn bench_times_the_generated_decoder() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(text.contains("messages 30001"), "{text}");
+    // The figures say whether integers were gathered with pext; FASTFEED_PEXT=0 says no.
+    let portable = Command::new(env!("CARGO_BIN_EXE_fastfeed"))
+        .args([&args[..], &[&dat, "--passes", "1"]].concat())
+        .env("FASTFEED_PEXT", "0")
+        .output()
+        .unwrap();
+    let portable = String::from_utf8_lossy(&portable.stdout);
+    assert!(portable.contains("messages 30001"), "{portable}");
+    assert!(portable.contains("  pext no"), "{portable}");
+    assert!(
+        text.contains("  pext yes") || text.contains("  pext no"),
+        "{text}"
+    );
     // A template file no decoder was generated from (one comment more) is refused, naming
     // the ones there are.
     let other = std::env::temp_dir().join(format!("fastfeed-other-{}.xml", std::process::id()));

@@ -462,8 +462,15 @@ fn report(times: &[f64], messages: u64, entries: u64, bytes: usize, threads: usi
     sorted.sort_by(f64::total_cmp);
     let min = sorted[0];
     let median = sorted[sorted.len() / 2];
+    // Whether integers were gathered with `pext` (the CPU's and FASTFEED_PEXT's answer), so
+    // that a figure says which way it was taken.
+    let pext = if fastfeed_codec::fast_pext() {
+        "yes"
+    } else {
+        "no"
+    };
     println!(
-        "messages {messages}  bytes {bytes}  entries {entries}  passes {}  threads {threads}",
+        "messages {messages}  bytes {bytes}  entries {entries}  passes {}  threads {threads}  pext {pext}",
         times.len()
     );
     println!(
