@@ -2,11 +2,14 @@
 //! bytes is loaded as one word; its groups are then concatenated without a loop: a byte
 //! swap and three merging steps, or one `pext` where the CPU has a fast one (BMI2).
 //!
-//! A build for BMI2 (`-C target-feature=+bmi2`) uses `pext` everywhere. A portable build
-//! asks the CPU once at run time ([`fast_pext`]) and the integer runs of the generated
-//! decoders (`primitives::Stops`) take `pext` where it is there and fast.
+//! A build for BMI2 (`-C target-feature=+bmi2`) always uses `pext`. A portable build asks the
+//! CPU once at run time ([`fast_pext`]); readers carry the answer as a flag, the `pext`
+//! argument of [`concat_groups`] and [`concat_groups4`].
 
 use std::sync::OnceLock;
+
+/// Built for BMI2: `pext` is there wherever the binary runs.
+const BUILT_FOR_BMI2: bool = cfg!(all(target_arch = "x86_64", target_feature = "bmi2"));
 
 /// Whether this process gathers groups with `pext`: built for BMI2, or running on a CPU
 /// that has it and executes it in hardware (AMD before Zen 3, family 0x19, microcodes it:
@@ -17,12 +20,7 @@ pub fn fast_pext() -> bool {
     *FAST.get_or_init(|| std::env::var_os("FASTFEED_PEXT").is_none_or(|v| v != "0") && cpu_pext())
 }
 
-#[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-fn cpu_pext() -> bool {
-    true
-}
-
-#[cfg(all(target_arch = "x86_64", not(target_feature = "bmi2")))]
+#[cfg(target_arch = "x86_64")]
 fn cpu_pext() -> bool {
     use std::arch::x86_64::__cpuid;
     if !std::is_x86_feature_detected!("bmi2") {
@@ -35,6 +33,11 @@ fn cpu_pext() -> bool {
     pext_in_hardware(amd, sig.eax)
 }
 
+#[cfg(not(target_arch = "x86_64"))]
+fn cpu_pext() -> bool {
+    false
+}
+
 /// Whether a CPU with BMI2 runs `pext` in hardware, from its vendor and its signature
 /// (cpuid leaf 1's EAX): all but AMD's before family 0x19 (Zen 3).
 #[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
@@ -43,71 +46,45 @@ fn pext_in_hardware(amd: bool, signature: u32) -> bool {
     !amd || family >= 0x19
 }
 
-#[cfg(not(target_arch = "x86_64"))]
-fn cpu_pext() -> bool {
-    false
-}
-
 /// The 7-bit groups of the first `n` (1..=8) bytes of `w` (first byte in the low bits)
-/// concatenated, the first byte's group on top: a byte swap and three merging steps instead
-/// of a loop over the bytes.
+/// concatenated, the first byte's group on top: one `pext` where `pext` (a value of
+/// [`fast_pext`], kept by the caller in a register: one predictable branch a value) or the
+/// build says so, else a byte swap and three merging steps.
 #[inline(always)]
-pub(crate) fn concat_groups(w: u64, n: usize) -> u64 {
-    // Built for BMI2 (`-C target-feature=+bmi2`, or a target CPU that has it): one
-    // bit-extract gathers the groups (README, "A faster build for CPUs with BMI2").
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    // SAFETY: this is compiled only where the build targets CPUs with BMI2 (the cfg above),
-    // so the instruction exists wherever the binary may run; pext reads no memory.
-    return unsafe {
-        std::arch::x86_64::_pext_u64(w.swap_bytes() >> (64 - 8 * n), 0x7f7f_7f7f_7f7f_7f7f)
-    };
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
+pub(crate) fn concat_groups(w: u64, n: usize, pext: bool) -> u64 {
+    if BUILT_FOR_BMI2 || pext {
+        return pext64(w.swap_bytes() >> (64 - 8 * n), 0x7f7f_7f7f_7f7f_7f7f);
+    }
     concat_groups_portable(w, n)
 }
 
 /// [`concat_groups`] for the first `n` (1..=4) bytes of a 32-bit word.
 #[inline(always)]
-pub(crate) fn concat_groups4(w: u32, n: usize) -> u32 {
-    // Built for BMI2, the one `pext` of the 64-bit path.
-    #[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
-    return concat_groups(w as u64, n) as u32;
-    #[cfg(not(all(target_arch = "x86_64", target_feature = "bmi2")))]
+pub(crate) fn concat_groups4(w: u32, n: usize, pext: bool) -> u32 {
+    if BUILT_FOR_BMI2 || pext {
+        return pext64(w.swap_bytes() as u64 >> (32 - 8 * n), 0x7f7f_7f7f) as u32;
+    }
     concat_groups4_portable(w, n)
 }
 
-/// [`concat_groups`], with `pext` where `pext` is true: a value of [`fast_pext`], which
-/// the caller keeps in a register (one predictable branch a field, against the seven
-/// instructions `pext` saves).
+/// `pext` built for BMI2: the intrinsic, which the optimiser sees through.
+#[cfg(all(target_arch = "x86_64", target_feature = "bmi2"))]
 #[inline(always)]
-pub(crate) fn concat_groups_rt(w: u64, n: usize, pext: bool) -> u64 {
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "bmi2")))]
-    if pext {
-        return pext_run_time(w.swap_bytes() >> (64 - 8 * n), 0x7f7f_7f7f_7f7f_7f7f);
-    }
-    let _ = pext;
-    concat_groups(w, n)
-}
-
-/// [`concat_groups4`], with `pext` where `pext` is true (see [`concat_groups_rt`]).
-#[inline(always)]
-pub(crate) fn concat_groups4_rt(w: u32, n: usize, pext: bool) -> u32 {
-    #[cfg(all(target_arch = "x86_64", not(target_feature = "bmi2")))]
-    if pext {
-        return pext_run_time(w.swap_bytes() as u64 >> (32 - 8 * n), 0x7f7f_7f7f) as u32;
-    }
-    let _ = pext;
-    concat_groups4(w, n)
+fn pext64(x: u64, mask: u64) -> u64 {
+    // SAFETY: this is compiled only where the build targets CPUs with BMI2 (the cfg above),
+    // so the instruction exists wherever the binary may run; pext reads no memory.
+    unsafe { std::arch::x86_64::_pext_u64(x, mask) }
 }
 
 /// `pext` in a build that does not target BMI2, as inline assembly: the intrinsic would
 /// stay an out-of-line call here (its target feature is not the caller's).
 #[cfg(all(target_arch = "x86_64", not(target_feature = "bmi2")))]
 #[inline(always)]
-fn pext_run_time(x: u64, mask: u64) -> u64 {
+fn pext64(x: u64, mask: u64) -> u64 {
     let out: u64;
-    // SAFETY: reached only where `pext` is true, a value of `fast_pext`, which is true
-    // only where the CPU reports BMI2 (`is_x86_feature_detected!`), so the instruction
-    // exists; it reads and writes registers only (nomem, nostack).
+    // SAFETY: reached only where the caller's `pext` is true, a value of `fast_pext`, which
+    // is true only where the CPU reports BMI2 (`is_x86_feature_detected!`), so the
+    // instruction exists; it reads and writes registers only (nomem, nostack).
     unsafe {
         std::arch::asm!(
             "pext {out}, {x}, {mask}",
@@ -120,7 +97,16 @@ fn pext_run_time(x: u64, mask: u64) -> u64 {
     out
 }
 
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
+/// Off x86-64 `fast_pext` is false and this is never reached: the bits one by one.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn pext64(x: u64, mask: u64) -> u64 {
+    (0..64)
+        .filter(|i| mask >> i & 1 != 0)
+        .enumerate()
+        .fold(0, |acc, (k, i)| acc | (x >> i & 1) << k)
+}
+
 #[inline(always)]
 pub(crate) fn concat_groups4_portable(w: u32, n: usize) -> u32 {
     let x = (w & 0x7f7f_7f7f).swap_bytes() >> (32 - 8 * n);
@@ -128,8 +114,6 @@ pub(crate) fn concat_groups4_portable(w: u32, n: usize) -> u32 {
     (x & 0x3fff) | ((x & 0x3fff_0000) >> 2)
 }
 
-// Built for BMI2, only the tests call it (against the pext path).
-#[cfg_attr(all(target_arch = "x86_64", target_feature = "bmi2"), allow(dead_code))]
 #[inline(always)]
 pub(crate) fn concat_groups_portable(w: u64, n: usize) -> u64 {
     let x = (w & 0x7f7f_7f7f_7f7f_7f7f).swap_bytes() >> (64 - 8 * n);
@@ -145,8 +129,8 @@ mod tests {
     use super::*;
     use crate::test_rng::xorshift;
 
-    /// Every way of gathering agrees with a loop over the bytes: the build's, the portable
-    /// steps, and the run-time selection both ways (`pext` where this CPU has it).
+    /// Every way of gathering agrees with a loop over the bytes: the portable steps, and the
+    /// selection both ways (`pext` where this CPU or the build has it).
     #[test]
     fn groups_concatenate_as_a_loop_would() {
         let mut rng = xorshift(0x9e37_79b9_7f4a_7c15);
@@ -155,16 +139,14 @@ mod tests {
             let x = rng();
             for n in 1..=8 {
                 let want = (0..n).fold(0u64, |acc, i| (acc << 7) | ((x >> (8 * i)) & 0x7f));
-                assert_eq!(concat_groups(x, n), want, "{x:x} {n}");
                 assert_eq!(concat_groups_portable(x, n), want, "{x:x} {n}");
-                assert_eq!(concat_groups_rt(x, n, pext), want, "{x:x} {n}");
-                assert_eq!(concat_groups_rt(x, n, false), want, "{x:x} {n}");
+                assert_eq!(concat_groups(x, n, pext), want, "{x:x} {n}");
+                assert_eq!(concat_groups(x, n, false), want, "{x:x} {n}");
                 if n <= 4 {
                     let w = x as u32;
-                    assert_eq!(concat_groups4(w, n) as u64, want, "{x:x} {n}");
                     assert_eq!(concat_groups4_portable(w, n) as u64, want, "{x:x} {n}");
-                    assert_eq!(concat_groups4_rt(w, n, pext) as u64, want, "{x:x} {n}");
-                    assert_eq!(concat_groups4_rt(w, n, false) as u64, want, "{x:x} {n}");
+                    assert_eq!(concat_groups4(w, n, pext) as u64, want, "{x:x} {n}");
+                    assert_eq!(concat_groups4(w, n, false) as u64, want, "{x:x} {n}");
                 }
             }
         }

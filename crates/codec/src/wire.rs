@@ -2,7 +2,7 @@
 //! a byte slice and written to a `Vec<u8>`.
 
 use crate::error::{CodecError, ErrorKind};
-use crate::groups::{concat_groups4_rt, concat_groups_rt, fast_pext};
+use crate::groups::{concat_groups, concat_groups4, fast_pext};
 
 #[path = "wire_slow.rs"]
 mod slow;
@@ -99,7 +99,7 @@ impl<'a> Reader<'a> {
             return None;
         }
         let n = (stops.trailing_zeros() / 8 + 1) as usize;
-        Some((concat_groups_rt(w, n, self.pext), n))
+        Some((concat_groups(w, n, self.pext), n))
     }
 
     /// An unsigned integer; `Err(IntegerOverflow)` past 64 bits.
@@ -149,7 +149,7 @@ impl<'a> Reader<'a> {
                 };
                 if n != 0 {
                     self.pos = start + n;
-                    return Ok(concat_groups4_rt(w, n, self.pext) as u64);
+                    return Ok(concat_groups4(w, n, self.pext) as u64);
                 }
             }
         }

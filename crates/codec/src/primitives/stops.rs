@@ -11,7 +11,7 @@ use super::decode::{
 };
 use super::{check_exponent, Generation, Int, Res, Slot};
 use crate::error::CodecError;
-use crate::groups::{concat_groups4_rt, concat_groups_rt};
+use crate::groups::{concat_groups, concat_groups4};
 use crate::wire::Reader;
 use crate::Decimal;
 
@@ -147,7 +147,7 @@ impl Stops<'_> {
             // `window`, the mask's only source): the four bytes are in the input.
             let w = unsafe { self.buf.as_ptr().add(start).cast::<u32>().read_unaligned() };
             let w = u32::from_le(w);
-            (concat_groups4_rt(w, n, self.pext) as u64, w as u8)
+            (concat_groups4(w, n, self.pext) as u64, w as u8)
         } else {
             if n > 8 {
                 return general_res::<T, NULLABLE>(self.buf, self.strict, start);
@@ -155,7 +155,7 @@ impl Stops<'_> {
             // SAFETY: as above, the eight bytes from `start` are in the input.
             let w = unsafe { self.buf.as_ptr().add(start).cast::<u64>().read_unaligned() };
             let w = u64::from_le(w);
-            (concat_groups_rt(w, n, self.pext), w as u8)
+            (concat_groups(w, n, self.pext), w as u8)
         };
         // Overlong forms (R6) are the general path's to reject. An unsigned one starts with
         // a zero byte (a one-byte entity never does: it has its stop bit).
