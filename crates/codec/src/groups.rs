@@ -13,11 +13,15 @@ const BUILT_FOR_BMI2: bool = cfg!(all(target_arch = "x86_64", target_feature = "
 
 /// Whether this process gathers groups with `pext`: built for BMI2, or running on a CPU
 /// that has it and executes it in hardware (AMD before Zen 3, family 0x19, microcodes it:
-/// tens of cycles, slower than the portable steps). `FASTFEED_PEXT=0` in the environment
-/// turns it off (for comparisons in one binary). Asked once, then a load.
+/// tens of cycles, slower than the portable steps). In a portable build `FASTFEED_PEXT=0` in
+/// the environment turns it off (for comparisons in one binary); a build for BMI2 uses `pext`
+/// whatever it says, and answers so. Asked once, then a load.
 pub fn fast_pext() -> bool {
     static FAST: OnceLock<bool> = OnceLock::new();
-    *FAST.get_or_init(|| std::env::var_os("FASTFEED_PEXT").is_none_or(|v| v != "0") && cpu_pext())
+    BUILT_FOR_BMI2
+        || *FAST.get_or_init(|| {
+            std::env::var_os("FASTFEED_PEXT").is_none_or(|v| v != "0") && cpu_pext()
+        })
 }
 
 #[cfg(target_arch = "x86_64")]
