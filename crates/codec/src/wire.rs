@@ -453,7 +453,11 @@ fn put_groups(out: &mut Vec<u8>, n: usize, group: impl Fn(u32) -> u8) {
         *b = group(7 * (n - 1 - i) as u32);
     }
     buf[n - 1] |= 0x80;
-    out.extend_from_slice(&buf[..n]);
+    // All ten bytes, then the length cut back: a copy of a known size is a few moves, where
+    // one of `n` bytes was a call to `memcpy` (8% of the FPL sample's encoding).
+    let len = out.len();
+    out.extend_from_slice(&buf);
+    out.truncate(len + n);
 }
 
 /// Appends a signed stop-bit integer in the fewest bytes that keep the sign bit right.
