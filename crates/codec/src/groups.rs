@@ -6,7 +6,7 @@
 //! CPU once at run time ([`fast_pext`]); readers carry the answer as a flag, the `pext`
 //! argument of [`concat_groups`] and [`concat_groups4`].
 
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// Built for BMI2: `pext` is there wherever the binary runs.
 const BUILT_FOR_BMI2: bool = cfg!(all(target_arch = "x86_64", target_feature = "bmi2"));
@@ -15,13 +15,29 @@ const BUILT_FOR_BMI2: bool = cfg!(all(target_arch = "x86_64", target_feature = "
 /// that has it and executes it in hardware (AMD before Zen 3, family 0x19, microcodes it:
 /// tens of cycles, slower than the portable steps). In a portable build `FASTFEED_PEXT=0` in
 /// the environment turns it off (for comparisons in one binary); a build for BMI2 uses `pext`
-/// whatever it says, and answers so. Asked once, then a load.
+/// whatever it says, and answers so. Asked once, then a load and a compare: a generated
+/// decoder asks for every message (a `OnceLock` took eight instructions of the simple data's
+/// 420 a message). Threads that race the first call both ask the CPU, and agree.
+#[inline]
 pub fn fast_pext() -> bool {
-    static FAST: OnceLock<bool> = OnceLock::new();
-    BUILT_FOR_BMI2
-        || *FAST.get_or_init(|| {
-            std::env::var_os("FASTFEED_PEXT").is_none_or(|v| v != "0") && cpu_pext()
-        })
+    // 0: not asked yet; 1: no; 2: yes.
+    static FAST: AtomicU8 = AtomicU8::new(0);
+    if BUILT_FOR_BMI2 {
+        return true;
+    }
+    match FAST.load(Ordering::Relaxed) {
+        0 => {
+            let yes = ask_pext();
+            FAST.store(1 + yes as u8, Ordering::Relaxed);
+            yes
+        }
+        known => known == 2,
+    }
+}
+
+#[cold]
+fn ask_pext() -> bool {
+    std::env::var_os("FASTFEED_PEXT").is_none_or(|v| v != "0") && cpu_pext()
 }
 
 #[cfg(target_arch = "x86_64")]
