@@ -198,6 +198,51 @@ fn long_threaded_segment_crosses_chain_ends() {
 }
 
 #[test]
+fn threaded_error_names_its_field_past_the_first_chain() {
+    // An arm records its place only when it fails: the error must still name the field, in
+    // a chain after the first. Encoded with field 69 as a uInt64, decoded with it a uInt32.
+    let xml = |wide: &str| {
+        let fields: String = (0..100)
+            .map(|i| match i % 3 {
+                0 if i == 69 => format!(r#"<{wide} name="u{i}"><copy/></{wide}>"#),
+                0 => format!(r#"<uInt32 name="u{i}"><copy/></uInt32>"#),
+                1 => format!(r#"<int64 name="i{i}" presence="optional"><delta/></int64>"#),
+                _ => format!(r#"<string name="s{i}"><default value="d"/></string>"#),
+            })
+            .collect();
+        format!(
+            r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
+            <template name="Long" id="5">{fields}</template></templates>"#
+        )
+    };
+    let (wide, narrow) = (
+        parse_templates(&xml("uInt64")).unwrap(),
+        parse_templates(&xml("uInt32")).unwrap(),
+    );
+    assert!(narrow.get(5).unwrap().body.threaded);
+    use crate::{Encoder, Value};
+    let message = Message {
+        template_id: 5,
+        fields: (0..100u64)
+            .map(|i| match i % 3 {
+                0 if i == 69 => Some(Value::UInt(1 << 40)),
+                0 => Some(Value::UInt(i)),
+                1 => Some(Value::Int(-(i as i64))),
+                _ => Some(Value::Ascii("x".into())),
+            })
+            .collect(),
+    };
+    let mut bytes = Vec::new();
+    Encoder::new(wide).encode(&message, &mut bytes).unwrap();
+    for ts in [narrow.clone(), generic_copy(&narrow)] {
+        let e = Decoder::new(ts).decode_message(&bytes).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::IntegerOverflow, "{e}");
+        assert_eq!(e.field.as_deref(), Some("u69"), "{e}");
+        assert_eq!(e.template.as_deref(), Some("Long"), "{e}");
+    }
+}
+
+#[test]
 fn wide_deltas_specialised_equals_generic() {
     // Deltas wider than 64 bits make the specialised arms fail their narrow read, and the
     // general path decodes the field again: in a plain segment and in a threaded one (the
