@@ -462,4 +462,53 @@ fn bench_passes_over_a_chained_raw_stream_each_start_fresh() {
         );
         assert!(String::from_utf8_lossy(&out.stdout).contains("messages 3"));
     }
+    // Encoding keeps its encoder and decoder from pass to pass, and decodes the stream
+    // again in every pass (windows of one message): every pass runs to the end.
+    let out = fastfeed(&[
+        "bench", "encode", "-t", &tpl, &dat, "--window", "1", "--passes", "5",
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("messages 3"));
+}
+
+#[test]
+fn bench_encode_on_threads() {
+    // Each thread keeps its own encoder, decoder and buffer across passes, pinned or not.
+    let tpl = corpus("mfast-complex/example.xml");
+    let dat = corpus("mfast-complex/complex30000.dat");
+    for pin in [true, false] {
+        let mut args = vec![
+            "bench",
+            "encode",
+            "-t",
+            &tpl,
+            "--framing",
+            "len32le",
+            &dat,
+            "--threads",
+            "2",
+            "--window",
+            "64",
+            "--passes",
+            "2",
+        ];
+        if !pin {
+            args.push("--no-pin");
+        }
+        let out = fastfeed(&args);
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(
+            text.contains("messages 30001") && text.contains("threads 2"),
+            "{text}"
+        );
+    }
 }
