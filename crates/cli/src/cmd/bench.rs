@@ -381,7 +381,7 @@ fn time_encode(
     // once, not in every timed pass.
     let mut kept: Vec<EncodeShare> = parts.iter().map(|_| EncodeShare::new(w)).collect();
     let mut times = Vec::new();
-    for _ in 0..passes {
+    for pass in 0..passes {
         let wall = Instant::now();
         let per_thread: Vec<f64> = if parts.len() == 1 {
             // One share runs here, as decode's does: a thread started for each pass would
@@ -400,7 +400,12 @@ fn time_encode(
                             // put on one core timed each other's windows (2.0x to 1.1x
                             // from pass to pass on two cores).
                             if pin {
-                                let _ = fastfeed_net::affinity::pin_current_thread(i);
+                                // Said once, as decode's threads say it, not every pass.
+                                if let Err(e) = fastfeed_net::affinity::pin_current_thread(i) {
+                                    if pass == 0 {
+                                        eprintln!("warning: thread {i} not pinned to a core: {e}");
+                                    }
+                                }
                             }
                             k.run(w, part, whole, window)
                         })
