@@ -452,25 +452,43 @@ fn read_int<const SIGNED: bool, const OPT: bool>(r: &mut Reader, a: &Operand) ->
 }
 
 /// An ASCII string into `out`; false for NULL. Strings of up to 8 bytes that need no
-/// preamble handling are found with one word load; the rest take the general reader.
+/// preamble handling, and a lone stop bit, are found with one word load (the bytes left,
+/// zero-padded, near the end of the input, where a message's last fields often are); the
+/// rest take the general reader.
 #[inline(always)]
 pub(crate) fn read_ascii(r: &mut Reader, nullable: bool, out: &mut Vec<u8>) -> Res<bool> {
-    if let Some(chunk) = r.buf.get(r.pos..r.pos + 8) {
-        let w = u64::from_le_bytes(chunk.try_into().expect("8 bytes"));
-        let stops = w & 0x8080_8080_8080_8080;
-        // A first byte of seven zero bits is NULL or a preamble: the general reader knows.
-        if stops != 0 && w & 0x7f != 0 {
-            let n = (stops.trailing_zeros() / 8 + 1) as usize;
-            let text = w & !(0x80 << (8 * (n - 1)));
-            out.clear();
-            // A fixed 8-byte copy, then trimmed: cheaper than a variable-length one.
-            out.extend_from_slice(&text.to_le_bytes());
-            out.truncate(n);
-            r.pos += n;
-            return Ok(true);
-        }
+    let rest = r.buf.get(r.pos..).unwrap_or_default();
+    let w = match rest.get(..8) {
+        Some(c) => u64::from_le_bytes(c.try_into().expect("8 bytes")),
+        None => padded(rest),
+    };
+    let stops = w & 0x8080_8080_8080_8080;
+    // A first byte of seven zero bits is NULL or a preamble: the general reader knows.
+    if stops != 0 && w & 0x7f != 0 {
+        let n = (stops.trailing_zeros() / 8 + 1) as usize;
+        let text = w & !(0x80 << (8 * (n - 1)));
+        out.clear();
+        // A fixed 8-byte copy, then trimmed: cheaper than a variable-length one.
+        out.extend_from_slice(&text.to_le_bytes());
+        out.truncate(n);
+        r.pos += n;
+        return Ok(true);
+    }
+    // A lone stop bit: NULL where nullable, else the empty string (spec §10.6.3).
+    if w as u8 == 0x80 {
+        out.clear();
+        r.pos += 1;
+        return Ok(!nullable);
     }
     read_string(r, true, nullable, out)
+}
+
+/// The last bytes of the input (fewer than 8) as a word, zero-padded: no stop bit in the
+/// padding, so a string that runs past the end is left to the general reader to reject.
+#[cold]
+#[inline(never)]
+fn padded(rest: &[u8]) -> u64 {
+    rest.iter().rev().fold(0, |w, &b| w << 8 | b as u64)
 }
 
 #[inline(always)]
