@@ -185,11 +185,22 @@ impl State_ {
                         h.absent(instr);
                         return Ok(());
                     }
-                } else if self.dict.state(slot) != State::Assigned
-                    && self.dict_value(s, at)?.is_none()
-                {
-                    h.absent(instr);
-                    return Ok(());
+                } else {
+                    match self.dict.state(slot) {
+                        State::Assigned => {}
+                        // An optional field whose last value was NULL (MOEX: one in each
+                        // entry), without the general lookup's call.
+                        State::Empty if OPT => {
+                            h.absent(instr);
+                            return Ok(());
+                        }
+                        _ => {
+                            if self.dict_value(s, at)?.is_none() {
+                                h.absent(instr);
+                                return Ok(());
+                            }
+                        }
+                    }
                 }
                 &self.dict.slot(slot).bytes
             }
@@ -488,7 +499,23 @@ pub(crate) fn read_ascii(r: &mut Reader, nullable: bool, out: &mut Vec<u8>) -> R
 #[cold]
 #[inline(never)]
 fn padded(rest: &[u8]) -> u64 {
-    rest.iter().rev().fold(0, |w, &b| w << 8 | b as u64)
+    // Two loads that overlap where they must: each byte lands in its place from both.
+    let k = rest.len();
+    match k {
+        4..=7 => {
+            let lo = u32::from_le_bytes(rest[..4].try_into().expect("4 bytes")) as u64;
+            let hi = u32::from_le_bytes(rest[k - 4..].try_into().expect("4 bytes")) as u64;
+            lo | hi << (8 * (k - 4))
+        }
+        2 | 3 => {
+            let lo = u16::from_le_bytes(rest[..2].try_into().expect("2 bytes")) as u64;
+            let hi = u16::from_le_bytes(rest[k - 2..].try_into().expect("2 bytes")) as u64;
+            lo | hi << (8 * (k - 2))
+        }
+        1 => rest[0] as u64,
+        // Never more than 7: the caller found no 8.
+        _ => rest.iter().rev().fold(0, |w, &b| w << 8 | b as u64),
+    }
 }
 
 #[inline(always)]
@@ -506,4 +533,16 @@ pub(super) fn read_decimal<const OPT: bool>(r: &mut Reader) -> Res<Option<Decima
         return fail(ErrorKind::ExponentRange(e), at);
     }
     Ok(Some(Decimal::new(e as i32, r.i64()?)))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn padded_puts_each_byte_in_its_place() {
+        for k in 0..8 {
+            let rest: Vec<u8> = (0..k as u8).map(|i| 0x11 * (i + 1)).collect();
+            let want = rest.iter().rev().fold(0u64, |w, &b| w << 8 | b as u64);
+            assert_eq!(super::padded(&rest), want, "{k} bytes");
+        }
+    }
 }
