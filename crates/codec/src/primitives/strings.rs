@@ -33,7 +33,6 @@ pub fn ascii<'a>(r: &mut Reader<'a>) -> Res<Ascii<'a>> {
     let at = r.pos;
     let s = match short_ascii(r) {
         Some(s) => s,
-        None if lone_stop(r) => Ascii::default(),
         None => r.cold(|r| ascii_slow(r, false))?.unwrap_or_default(),
     };
     check_len(s.len(), r, at)?;
@@ -46,7 +45,6 @@ pub fn nullable_ascii<'a>(r: &mut Reader<'a>) -> Res<Option<Ascii<'a>>> {
     let at = r.pos;
     let s = match short_ascii(r) {
         Some(s) => Some(s),
-        None if lone_stop(r) => None,
         None => r.cold(|r| ascii_slow(r, true))?,
     };
     if let Some(s) = s {
@@ -61,7 +59,6 @@ pub fn nullable_ascii_to<'a>(r: &mut Reader<'a>, out: &mut Option<Ascii<'a>>) ->
     let at = r.pos;
     match short_ascii(r) {
         Some(s) => *out = Some(s),
-        None if lone_stop(r) => *out = None,
         None => *out = r.cold(|r| ascii_slow(r, true))?,
     }
     if let Some(s) = out {
@@ -90,16 +87,6 @@ fn short_ascii<'a>(r: &mut Reader<'a>) -> Option<Ascii<'a>> {
     let n = (stops.trailing_zeros() / 8 + 1) as usize;
     r.pos = start + n;
     Some(Ascii::from_wire(&r.buf[start..start + n]))
-}
-
-/// A lone stop bit (0x80), taken: NULL where the string is nullable, the empty string where
-/// not (spec §10.6.3). Checked before the general reader, since optional strings sent as
-/// NULL are common (one in each of complex30000's entries).
-#[inline(always)]
-fn lone_stop(r: &mut Reader) -> bool {
-    let hit = r.buf.get(r.pos) == Some(&0x80);
-    r.pos += hit as usize;
-    hit
 }
 
 /// Any ASCII string (spec §10.6.3): the zero preambles, NULL, overlong forms (R9, strict).
@@ -200,7 +187,6 @@ pub fn string_into(
     if ascii_form {
         let s = match short_ascii(r) {
             Some(s) => Some(s),
-            None if lone_stop(r) => (!nullable).then(Ascii::default),
             None => r.cold(|r| ascii_slow(r, nullable))?,
         };
         return Ok(match s {
