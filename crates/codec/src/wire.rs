@@ -214,8 +214,10 @@ impl<'a> Reader<'a> {
                 return Ok((((b & 0x7f) as i8) << 1 >> 1) as i64);
             }
         }
-        if !self.strict {
-            if let Some((v, n)) = self.word_entity(start) {
+        if let Some((v, n)) = self.word_entity(start) {
+            // Strict: an overlong form (R6) is the general path's to reject. The word has
+            // 8 bytes, so the second byte is there.
+            if !(self.strict && redundant_sign(&self.buf[start..start + 2])) {
                 self.pos = start + n;
                 // Sign-extend from the top of the 7n bits.
                 let shift = 64 - 7 * n as u32;

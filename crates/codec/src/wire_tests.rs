@@ -115,6 +115,37 @@ fn narrow_reads_agree_with_the_general_reader() {
     }
 }
 
+/// Signed integers read with one word (8 bytes or more left) give the general reader's
+/// value, position and error, strict or not: overlong forms (a first byte 0x00 or 0x7f that
+/// only repeats the next one's sign, R6) are errors in strict mode only.
+#[test]
+fn signed_word_reads_agree_with_the_general_reader() {
+    let mut rng = xorshift(0x9e37_79b9_7f4a_7c15);
+    for _ in 0..20_000 {
+        let x = rng();
+        let len = 2 + (x % 8) as usize;
+        let mut b: Vec<u8> = (0..len)
+            .map(|i| (x >> (8 * (i % 8) + 3)) as u8 & 0x7f)
+            .collect();
+        b[len - 1] |= 0x80;
+        match (x >> 60) % 4 {
+            0 => b[0] = 0,
+            1 => b[0] = 0x7f,
+            _ => {}
+        }
+        // Room for the word load after the entity.
+        b.extend_from_slice(&[0x81; 8]);
+        for strict in [false, true] {
+            let want = slow::i64_slow(&b, 0, strict)
+                .map(|v| (v, slow::entity_end(&b, 0).unwrap()))
+                .map_err(|e| (e.kind, e.offset));
+            let mut r = Reader::new(&b, strict);
+            let got = r.i64().map(|v| (v, r.pos)).map_err(|e| (e.kind, e.offset));
+            assert_eq!(got, want, "{b:02x?} strict {strict}");
+        }
+    }
+}
+
 #[test]
 fn pmap_bits_and_long_maps() {
     let buf = [
