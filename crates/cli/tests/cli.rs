@@ -15,6 +15,17 @@ fn fastfeed(args: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
+/// Runs fastfeed, which must succeed (its stderr is the failure's message); returns stdout.
+fn fastfeed_ok(args: &[&str]) -> String {
+    let out = fastfeed(args);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
 #[test]
 fn decode_then_encode_gives_back_the_file() {
     let dir = std::env::temp_dir().join(format!("fastfeed-cli-{}", std::process::id()));
@@ -37,7 +48,7 @@ fn decode_then_encode_gives_back_the_file() {
     // mFAST's encoder sends the template id in every record; so does ours when the
     // dictionaries (the id among them) are reset per record.
     let back = dir.join("m.dat");
-    let out = fastfeed(&[
+    fastfeed_ok(&[
         "encode",
         "-t",
         &tpl,
@@ -48,11 +59,6 @@ fn decode_then_encode_gives_back_the_file() {
         back.to_str().unwrap(),
         jsonl.to_str().unwrap(),
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert!(
         std::fs::read(&back).unwrap() == std::fs::read(&dat).unwrap(),
         "re-encoded file differs"
@@ -257,7 +263,7 @@ fn session_control_messages_without_template_120() {
         jsonl.to_str().unwrap(),
         dat.to_str().unwrap(),
     );
-    let out = fastfeed(&[
+    fastfeed_ok(&[
         "encode",
         "-t",
         tpl,
@@ -268,11 +274,6 @@ fn session_control_messages_without_template_120() {
         dat,
         jsonl,
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     // Each packet: Reset (C0 F8), then X=5 sent again, since the Reset emptied the entry.
     let packet = [0xC0, 0xF8, 0xE0, 0x82, 0x85];
     let mut want = Vec::new();
@@ -281,17 +282,11 @@ fn session_control_messages_without_template_120() {
         want.extend(packet);
     }
     assert_eq!(std::fs::read(dat).unwrap(), want);
-    let out = fastfeed(&["decode", "-t", tpl, "--framing", "len32le", dat]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let lines: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines: Vec<serde_json::Value> =
+        fastfeed_ok(&["decode", "-t", tpl, "--framing", "len32le", dat])
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
     assert_eq!(lines.len(), 4);
     assert_eq!(
         lines[0],
@@ -310,12 +305,7 @@ fn codegen_writes_the_generated_module() {
     let dir = std::env::temp_dir().join(format!("fastfeed-codegen-{}", std::process::id()));
     let root = env!("CARGO_MANIFEST_DIR");
     let tpl = format!("{root}/../generated/templates/mfast/example.xml");
-    let out = fastfeed(&["codegen", &tpl, "-o", dir.to_str().unwrap()]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    fastfeed_ok(&["codegen", &tpl, "-o", dir.to_str().unwrap()]);
     let code = std::fs::read_to_string(dir.join("example.rs")).unwrap();
     let golden =
         std::fs::read_to_string(format!("{root}/../codegen/tests/golden/mfast_example.rs"))
@@ -344,13 +334,7 @@ fn bench_times_the_generated_decoder() {
         "--framing",
         "len32le",
     ];
-    let out = fastfeed(&[&args[..], &[&dat, "--passes", "1"]].concat());
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = fastfeed_ok(&[&args[..], &[&dat, "--passes", "1"]].concat());
     assert!(text.contains("messages 30001"), "{text}");
     // The figures say whether integers were gathered with pext; FASTFEED_PEXT=0 says no
     // (a build for BMI2 uses pext whatever the environment says).
@@ -464,15 +448,10 @@ fn bench_passes_over_a_chained_raw_stream_each_start_fresh() {
     }
     // Encoding keeps its encoder and decoder from pass to pass, and decodes the stream
     // again in every pass (windows of one message): every pass runs to the end.
-    let out = fastfeed(&[
+    let text = fastfeed_ok(&[
         "bench", "encode", "-t", &tpl, &dat, "--window", "1", "--passes", "5",
     ]);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(String::from_utf8_lossy(&out.stdout).contains("messages 3"));
+    assert!(text.contains("messages 3"));
 }
 
 #[test]
@@ -499,13 +478,7 @@ fn bench_encode_on_threads() {
         if !pin {
             args.push("--no-pin");
         }
-        let out = fastfeed(&args);
-        let text = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let text = fastfeed_ok(&args);
         assert!(
             text.contains("messages 30001") && text.contains("threads 2"),
             "{text}"

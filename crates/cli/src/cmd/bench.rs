@@ -303,27 +303,25 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
     if a.fixed && !matches!(a.what, What::Decode) {
         bail!("--static applies to `bench decode` only");
     }
+    // A core per thread where there are enough, unless told not to.
+    let pin = |threads: usize| !a.no_pin && threads > 1 && threads <= cores;
     let (times, threads) = match a.what {
         What::Decode => {
             let jobs = decode_jobs(&w, threads, a.by_channel, a.fixed)?;
-            let pin = !a.no_pin && jobs.threads > 1 && jobs.threads <= cores;
             let times = bench_threads::time_decode(
                 &w,
                 &jobs,
                 a.passes,
                 counter.messages,
                 a.generated,
-                pin,
+                pin(jobs.threads),
             )?;
             (times, jobs.threads)
         }
-        What::Encode => {
-            let pin = !a.no_pin && threads > 1 && threads <= cores;
-            (
-                time_encode(&w, threads, a.passes, a.window, cores, pin)?,
-                threads,
-            )
-        }
+        What::Encode => (
+            time_encode(&w, threads, a.passes, a.window, cores, pin(threads))?,
+            threads,
+        ),
     };
     report(&times, counter.messages, counter.entries, bytes, threads);
     counter

@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use super::{DecodeOptions, Decoder};
 use crate::template::{generic_copy, Templates};
-use crate::test_rng::xorshift;
+use crate::test_rng::{xorshift, ASCII_FORMS};
 use crate::{parse_templates, ErrorKind, Message};
 
 fn shared(rel: &str) -> Vec<u8> {
@@ -327,24 +327,13 @@ fn strings_at_the_end_of_the_input_specialised_equals_generic() {
         <string name="e"><default value="e"/></string><string name="f" presence="optional"><default/></string>
       </template>
     </templates>"#;
-    let forms: [&[u8]; 9] = [
-        &[0xc1],
-        &[0x80],
-        &[0x00, 0x80],
-        &[0x00, 0x00, 0x80],
-        &[0x00, 0xc1],
-        &[0x41, 0x42, 0xc3],
-        &[0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0xc7],
-        &[0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0xc9],
-        &[0x41, 0x42],
-    ];
     let mut rng = xorshift(5);
     let mut streams = Vec::new();
     for _ in 0..400 {
         // Every field present (pmap bits for c..f set), the template id, six strings.
         let mut s = vec![0xff, 0x81];
         for _ in 0..6 {
-            s.extend_from_slice(forms[rng() as usize % forms.len()]);
+            s.extend_from_slice(ASCII_FORMS[rng() as usize % ASCII_FORMS.len()]);
         }
         for cut in 3..=s.len() {
             streams.push(s[..cut].to_vec());

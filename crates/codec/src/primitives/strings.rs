@@ -360,18 +360,6 @@ mod tests {
     /// as a lone stop bit, zero preambles, overlong and unterminated ones), strict or not.
     #[test]
     fn ascii_readers_agree_with_the_general_reader() {
-        let forms: [&[u8]; 10] = [
-            &[0xc1],
-            &[0x80],
-            &[0x00, 0x80],
-            &[0x00, 0x00, 0x80],
-            &[0x00, 0xc1],
-            &[0x00, 0x00, 0xc1],
-            &[0x41, 0x42, 0xc3],
-            &[0x41, 0x42, 0x43, 0x44, 0x45, 0x46, 0x47, 0x48, 0xc9],
-            &[0x41, 0x42],
-            &[],
-        ];
         let tails: [&[u8]; 3] = [
             &[],
             &[0x81],
@@ -383,7 +371,7 @@ mod tests {
             let s = ascii_slow(&mut r, nullable).map_err(|e| e.kind)?;
             Ok((s.map(|s| s.to_string().into_bytes()), r.pos))
         };
-        for form in forms {
+        for form in crate::test_rng::ASCII_FORMS {
             for tail in tails {
                 let b: Vec<u8> = form.iter().chain(tail).copied().collect();
                 for strict in [false, true] {
