@@ -2,6 +2,8 @@
 //! template set and the mode, the rest is a stream. Both must decode the same messages with
 //! the same byte counts, or stop at the same error (kind, offset, template, field); whatever
 //! decoded must encode to the same bytes with the generated encoder as with the interpreter's.
+//! The generated `decode_each` over the whole stream must give what `decode` gave message by
+//! message.
 #![no_main]
 
 use std::sync::{Arc, OnceLock};
@@ -39,6 +41,21 @@ macro_rules! sets {
                             }
                         }
                     }
+                    // The whole stream in one `decode_each`: the same messages and error,
+                    // its offset counted from the stream's start.
+                    let mut dec = gen::$m::Decoder::with_options(opts.clone());
+                    let mut each = Vec::new();
+                    let mut end = 0;
+                    let done = dec.decode_each(bytes, &mut msgs, |kind, m, range| {
+                        assert_eq!(range.start, end, "messages follow one another");
+                        end = range.end;
+                        each.push(Ok((m.to_message(kind), range.len())));
+                    });
+                    if let Err(mut e) = done {
+                        e.offset -= end;
+                        each.push(Err(e));
+                    }
+                    assert_eq!(each, out, "decode_each against decode");
                     return (out, encoded);
                 }
                 i += 1;

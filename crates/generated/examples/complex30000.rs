@@ -45,10 +45,8 @@ fn decode_all<'a>(
     let (mut messages, mut entries, mut quotes) = (0u64, 0u64, 0u64);
     let mut last_price = None;
     for record in records {
-        let mut pos = 0;
-        while pos < record.len() {
-            let (kind, n) = dec.decode(&record[pos..], out)?;
-            pos += n;
+        // Every message of the record in one call; each is looked at while it is in `out`.
+        dec.decode_each(record, out, |kind, out, _bytes| {
             messages += 1;
             // Other templates (Done, and the session control messages every decoder
             // knows) carry nothing to count.
@@ -59,7 +57,7 @@ fn decode_all<'a>(
             } else if kind == MessageKind::QuoteRequest {
                 quotes += out.quote_request.related_sym.len() as u64;
             }
-        }
+        })?;
     }
     Ok((messages, entries, quotes, last_price))
 }

@@ -83,13 +83,9 @@ macro_rules! sets {
                     if reset {
                         self.0.reset();
                     }
-                    let mut pos = skip.min(packet.len());
-                    let mut n = 0;
-                    while pos < packet.len() {
-                        pos += self.0.decode(&packet[pos..], &mut self.1)?.1;
-                        n += 1;
-                    }
-                    Ok(n)
+                    let body = &packet[skip.min(packet.len())..];
+                    let n = self.0.decode_each(body, &mut self.1, |_, _, _| {})?;
+                    Ok(n as u64)
                 }
             }
         )*

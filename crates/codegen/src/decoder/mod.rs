@@ -136,6 +136,31 @@ pub(crate) fn emit(plan: &Plan, o: &mut Out) -> Result<(), Error> {
     o.line("Ok((kind, r.pos))");
     o.close("}");
     o.line("");
+    o.line("/// Decodes every message of `buf` (a packet's, say) into `out` in turn, and calls");
+    o.line("/// `each` with each one's template and bytes in `buf` once it is there; returns how");
+    o.line("/// many there were. One call for many messages keeps the reader and the decoder's");
+    o.line(
+        "/// state in registers from one message to the next, where [`decode`](Decoder::decode)",
+    );
+    o.line("/// sets them up again for each. An error ends the run, its offset counted from the");
+    o.line("/// start of `buf`; the messages before it have been given to `each`.");
+    o.open("pub fn decode_each<'a>(");
+    o.line("&mut self,");
+    o.line("buf: &'a [u8],");
+    o.line("out: &mut Messages<'a>,");
+    o.line("mut each: impl FnMut(MessageKind, &Messages<'a>, std::ops::Range<usize>),");
+    o.mid(") -> Result<usize, fp::CodecError> {");
+    o.line("let mut r = fp::Reader::with_limits(buf, self.opts.strict, self.opts.max_string_len);");
+    o.line("let mut n = 0;");
+    o.open("while r.pos < buf.len() {");
+    o.line("let start = r.pos;");
+    o.line("let kind = self.message_into(&mut r, out).map_err(|e| *e)?;");
+    o.line("each(kind, out, start..r.pos);");
+    o.line("n += 1;");
+    o.close("}");
+    o.line("Ok(n)");
+    o.close("}");
+    o.line("");
     o.line("/// Decodes one message from the start of `buf` into a new value.");
     o.open(format!(
         "pub fn decode_message<'a>(&mut self, buf: &'a [u8]) -> Result<(Message{mlt}, usize), fp::CodecError> {{"
@@ -192,6 +217,9 @@ fn emit_tid(o: &mut Out) {
 }
 
 fn emit_message_into(plan: &Plan, o: &mut Out) {
+    // In line in both `decode` and `decode_each`: a call per message would bring back the
+    // set-up that `decode_each` saves.
+    o.line("#[inline(always)]");
     o.open(
         "fn message_into<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut Messages<'a>) -> fp::Res<MessageKind> {",
     );
@@ -280,6 +308,7 @@ fn emit_seg(plan: &Plan, i: usize, o: &mut Out) -> Result<(), Error> {
     let (lt, reader) = sig(plan, i);
     let ty = format!("{}{}", seg.type_name, plan.lt(i));
     let start = if seg.role == Role::Message {
+        o.line("#[inline(always)]");
         o.open(format!(
             "fn rd_{}{lt}(&mut self, r: &mut {reader}, pm: &fp::Presence, out: &mut {ty}, depth: u32) -> fp::Res<u32> {{",
             seg.fn_name

@@ -566,6 +566,29 @@ impl Decoder {
         Ok((kind, r.pos))
     }
 
+    /// Decodes every message of `buf` (a packet's, say) into `out` in turn, and calls
+    /// `each` with each one's template and bytes in `buf` once it is there; returns how
+    /// many there were. One call for many messages keeps the reader and the decoder's
+    /// state in registers from one message to the next, where [`decode`](Decoder::decode)
+    /// sets them up again for each. An error ends the run, its offset counted from the
+    /// start of `buf`; the messages before it have been given to `each`.
+    pub fn decode_each<'a>(
+        &mut self,
+        buf: &'a [u8],
+        out: &mut Messages<'a>,
+        mut each: impl FnMut(MessageKind, &Messages<'a>, std::ops::Range<usize>),
+    ) -> Result<usize, fp::CodecError> {
+        let mut r = fp::Reader::with_limits(buf, self.opts.strict, self.opts.max_string_len);
+        let mut n = 0;
+        while r.pos < buf.len() {
+            let start = r.pos;
+            let kind = self.message_into(&mut r, out).map_err(|e| *e)?;
+            each(kind, out, start..r.pos);
+            n += 1;
+        }
+        Ok(n)
+    }
+
     /// Decodes one message from the start of `buf` into a new value.
     pub fn decode_message<'a>(&mut self, buf: &'a [u8]) -> Result<(Message<'a>, usize), fp::CodecError> {
         let mut r = fp::Reader::with_limits(buf, self.opts.strict, self.opts.max_string_len);
@@ -598,6 +621,7 @@ impl Decoder {
         Ok(())
     }
 
+    #[inline(always)]
     fn message_into<'a>(&mut self, r: &mut fp::Reader<'a>, out: &mut Messages<'a>) -> fp::Res<MessageKind> {
         let mut pm = fp::Presence::default();
         r.presence_to(&mut pm)?;
@@ -695,12 +719,14 @@ impl Decoder {
         }
     }
 
+    #[inline(always)]
     fn rd_done<'a>(&mut self, r: &mut fp::Reader<'a>, pm: &fp::Presence, out: &mut Done<'a>, depth: u32) -> fp::Res<u32> {
         fp::check_len(2, r, r.pos).at_field("MessageType")?;
         out.message_type = fp::Ascii::lit("99");
         Ok(1)
     }
 
+    #[inline(always)]
     fn rd_market_data<'a>(&mut self, r: &mut fp::Reader<'a>, pm: &fp::Presence, out: &mut MarketData<'a>, depth: u32) -> fp::Res<u32> {
         fp::check_len(3, r, r.pos).at_field("ApplVerID")?;
         out.appl_ver_id = fp::Ascii::lit("1.0");
@@ -822,6 +848,7 @@ impl Decoder {
         Ok(())
     }
 
+    #[inline(always)]
     fn rd_quote_request<'a>(&mut self, r: &mut fp::Reader<'a>, pm: &fp::Presence, out: &mut QuoteRequest<'a>, depth: u32) -> fp::Res<u32> {
         fp::check_len(3, r, r.pos).at_field("ApplVerID")?;
         out.appl_ver_id = fp::Ascii::lit("1.0");
@@ -871,16 +898,19 @@ impl Decoder {
         Ok(())
     }
 
+    #[inline(always)]
     fn rd_reset(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, out: &mut Reset, depth: u32) -> fp::Res<u32> {
         Ok(1)
     }
 
+    #[inline(always)]
     fn rd_hello<'a>(&mut self, r: &mut fp::Reader<'a>, pm: &fp::Presence, out: &mut Hello<'a>, depth: u32) -> fp::Res<u32> {
         out.sender_name = fp::ascii(r).at_field("SenderName")?;
         fp::nullable_ascii_to(r, &mut out.vendor_id).at_field("VendorId")?;
         Ok(1)
     }
 
+    #[inline(always)]
     fn rd_alert<'a>(&mut self, r: &mut fp::Reader<'a>, pm: &fp::Presence, out: &mut Alert<'a>, depth: u32) -> fp::Res<u32> {
         out.severity = fp::int::<u32>(r).at_field("Severity")?;
         out.code = fp::int::<u32>(r).at_field("Code")?;

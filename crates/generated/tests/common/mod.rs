@@ -83,6 +83,8 @@ pub trait Generated {
     fn templates() -> Arc<Templates>;
     /// Decodes with `Decoder::decode` into one reused `Messages`.
     fn decode_in_place(packets: &[&[u8]], l: Layout) -> Vec<Outcome>;
+    /// Decodes each packet with one `Decoder::decode_each` into one reused `Messages`.
+    fn decode_each(packets: &[&[u8]], l: Layout) -> Vec<Outcome>;
     /// Decodes with `Decoder::decode_message` into new values.
     fn decode_new(packets: &[&[u8]], l: Layout) -> Vec<Outcome>;
     /// Decodes, then encodes each packet's messages with the generated encoder.
@@ -123,6 +125,41 @@ macro_rules! generated {
                                 out.push(Err(e));
                                 break;
                             }
+                        }
+                    }
+                }
+                out
+            }
+
+            fn decode_each(
+                packets: &[&[u8]],
+                l: $crate::common::Layout,
+            ) -> Vec<$crate::common::Outcome> {
+                use $m as g;
+                let mut dec = g::Decoder::with_options((l.opts)());
+                let mut msgs = g::Messages::default();
+                let mut out = Vec::new();
+                for p in packets {
+                    if l.reset {
+                        dec.reset();
+                    }
+                    let body = &p[l.skip.min(p.len())..];
+                    // Where the last message ended: each begins there.
+                    let mut end = 0;
+                    let mut n = 0;
+                    let done = dec.decode_each(body, &mut msgs, |kind, m, range| {
+                        assert_eq!(range.start, end, "messages follow one another");
+                        end = range.end;
+                        n += 1;
+                        out.push(Ok((m.to_message(kind), range.len())));
+                    });
+                    match done {
+                        Ok(count) => assert_eq!(count, n, "the count is the messages given"),
+                        // The run's offsets count from the packet's body, a message's from
+                        // its own start.
+                        Err(mut e) => {
+                            e.offset -= end;
+                            out.push(Err(e));
                         }
                     }
                 }
@@ -189,6 +226,8 @@ pub fn agree<G: Generated>(packets: &[&[u8]], l: Layout, encode: bool) -> Vec<Ou
     let want = interpret(&ts, packets, l);
     let got = G::decode_in_place(packets, l);
     compare(&want, &got, "decode into Messages");
+    let got = G::decode_each(packets, l);
+    compare(&want, &got, "decode_each");
     let got = G::decode_new(packets, l);
     compare(&want, &got, "decode_message");
     if encode {
