@@ -6,9 +6,7 @@
 //! each field's position comes from that mask (a bit scan and a bit clear), so no length is a
 //! branch and the fields' loads do not wait on one another (BENCHMARKS.md, "Stop-bit masks").
 
-use super::decode::{
-    int, needs_entry, nullable_int, step, unassigned, unassigned_error, unassigned_opt,
-};
+use super::decode::{int, nullable_int, step, unassigned, unassigned_error, unassigned_opt};
 use super::{check_exponent, Generation, Int, Res, Slot};
 use crate::error::CodecError;
 use crate::groups::{concat_groups, concat_groups4};
@@ -322,14 +320,15 @@ fn previous_or_read_s<T: Int, const INCR: bool>(
     e: &mut Slot<u64>,
     init: Option<T>,
 ) -> Res<T> {
-    if needs_entry(present, g, e) {
+    // The presence bit tested once: `needs_entry` first, then `present` again, took two
+    // more instructions a field whichever way it went.
+    let bits = if present {
+        s.int::<T>()?.to_bits()
+    } else if !e.is_assigned(g) {
         return match unassigned(g, e, init) {
             Some(bits) => Ok(T::from_bits(bits)),
             None => Err(unassigned_error(s.pos, g, e)),
         };
-    }
-    let bits = if present {
-        s.int::<T>()?.to_bits()
     } else if INCR {
         step::<T>(e.value)
     } else {
@@ -393,12 +392,11 @@ fn previous_or_read_opt_s<T: Int, const INCR: bool>(
     init: Option<T>,
     out: &mut Option<T>,
 ) -> Res<()> {
-    if needs_entry(present, g, e) {
-        *out = unassigned_opt(g, e, init);
-        return Ok(());
-    }
     *out = if present {
         s.nullable::<T>()?
+    } else if !e.is_assigned(g) {
+        *out = unassigned_opt(g, e, init);
+        return Ok(());
     } else if INCR {
         Some(T::from_bits(step::<T>(e.value)))
     } else {
