@@ -322,19 +322,22 @@ fn previous_or_read_s<T: Int, const INCR: bool>(
 ) -> Res<T> {
     // The presence bit tested once: `needs_entry` first, then `present` again, took two
     // more instructions a field whichever way it went.
+    // An entry copied as it is already holds its state and value: nothing to store.
     let bits = if present {
-        s.int::<T>()?.to_bits()
+        let bits = s.int::<T>()?.to_bits();
+        e.set(g, bits);
+        bits
     } else if !e.is_assigned(g) {
         return match unassigned(g, e, init) {
             Some(bits) => Ok(T::from_bits(bits)),
             None => Err(unassigned_error(s.pos, g, e)),
         };
     } else if INCR {
-        step::<T>(e.value)
+        e.value = step::<T>(e.value);
+        e.value
     } else {
         e.value
     };
-    e.set(g, bits);
     Ok(T::from_bits(bits))
 }
 
@@ -392,19 +395,20 @@ fn previous_or_read_opt_s<T: Int, const INCR: bool>(
     init: Option<T>,
     out: &mut Option<T>,
 ) -> Res<()> {
-    *out = if present {
-        s.nullable::<T>()?
+    // As `previous_or_read_s`: an entry copied as it is is not stored again.
+    if present {
+        *out = s.nullable::<T>()?;
+        match out {
+            Some(v) => e.set(g, v.to_bits()),
+            None => e.set_empty(g),
+        }
     } else if !e.is_assigned(g) {
         *out = unassigned_opt(g, e, init);
-        return Ok(());
     } else if INCR {
-        Some(T::from_bits(step::<T>(e.value)))
+        e.value = step::<T>(e.value);
+        *out = Some(T::from_bits(e.value));
     } else {
-        Some(T::from_bits(e.value))
-    };
-    match out {
-        Some(v) => e.set(g, v.to_bits()),
-        None => e.set_empty(g),
+        *out = Some(T::from_bits(e.value));
     }
     Ok(())
 }
