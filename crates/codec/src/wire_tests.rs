@@ -43,6 +43,37 @@ fn spec_integer_vectors() {
     assert_eq!(r.nullable_i64().unwrap(), None);
 }
 
+/// The nullable maxima (2^64 on the wire for uInt64, 2^63 for int64) take the wide path; an
+/// overlong form of them is R6 when strict, as any other integer's is, and the value when
+/// lenient. (Found by fuzzing: the interpreter took the value in strict mode too.)
+#[test]
+fn overlong_nullable_maxima_are_r6_when_strict() {
+    let mut i_max = vec![0x01];
+    i_max.extend([0; 8]);
+    i_max.push(0x80);
+    let mut u_max = vec![0x02];
+    u_max.extend([0; 8]);
+    u_max.push(0x80);
+    for zeros in [0, 1, 5] {
+        let pad = |v: &[u8]| [vec![0; zeros], v.to_vec()].concat();
+        for strict in [false, true] {
+            let got = Reader::new(&pad(&i_max), strict).nullable_i64();
+            let got_u = Reader::new(&pad(&u_max), strict).nullable_u64();
+            if strict && zeros > 0 {
+                assert_eq!(got.unwrap_err().kind, ErrorKind::OverlongInteger, "{zeros}");
+                assert_eq!(
+                    got_u.unwrap_err().kind,
+                    ErrorKind::OverlongInteger,
+                    "{zeros}"
+                );
+            } else {
+                assert_eq!(got.unwrap(), Some(i64::MAX), "{zeros} {strict}");
+                assert_eq!(got_u.unwrap(), Some(u64::MAX), "{zeros} {strict}");
+            }
+        }
+    }
+}
+
 #[test]
 fn integers_round_trip_at_the_edges() {
     for v in [

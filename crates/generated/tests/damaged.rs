@@ -5,7 +5,7 @@
 mod common;
 
 use common::{agree, len32le, shared_bytes, Layout, STREAM};
-use fastfeed_codec::DecodeOptions;
+use fastfeed_codec::{DecodeOptions, ErrorKind};
 
 generated!(MfastComplex, fastfeed_generated::mfast_complex);
 generated!(Moex, fastfeed_generated::moex);
@@ -101,6 +101,38 @@ fn moex_stream_damaged() {
     damage(&snapshot[..300], |b| {
         agree::<Moex>(&[b], STREAM, false);
     });
+}
+
+/// Found by the `generated` fuzz target: a MOEX message whose MDEntryDate delta (a nullable
+/// int64 on the wire) is the nullable maximum, 2^63, behind 91 zero bytes. Strict, that is
+/// R6 (overlong) for the generated decoder and, since the fix, for the interpreter too (it
+/// took the value and then failed the sum with DeltaOverflow); lenient, both fail the sum.
+#[test]
+fn overlong_nullable_maximum_as_a_delta() {
+    let mut b = hex("c0f8e0ca1d3ba723611b32190e30b584d881b017551cc721fe0d66e486838081011afb8d");
+    b.extend([0; 91]);
+    b.push(0x01);
+    b.extend([0; 8]);
+    b.push(0x80);
+    let kinds: Vec<_> = LAYOUTS
+        .iter()
+        .map(|&l| {
+            agree::<Moex>(&[&b], l, false)
+                .pop()
+                .unwrap()
+                .unwrap_err()
+                .kind
+        })
+        .collect();
+    assert_eq!(kinds[0], ErrorKind::DeltaOverflow);
+    assert_eq!(kinds[1], ErrorKind::OverlongInteger);
+}
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
+        .collect()
 }
 
 #[test]
