@@ -302,6 +302,11 @@ impl<'a> Reader<'a> {
     pub fn wide_i128(&mut self) -> Result<i128, Box<CodecError>> {
         let start = self.pos;
         let bytes = self.entity()?;
+        // Strict, R6 before the range, as the narrow reads (`wire_slow.rs`): a value past 128
+        // bits saturates below, and must not hide an overlong form.
+        if self.strict && redundant_sign(bytes) {
+            return err(ErrorKind::OverlongInteger, start);
+        }
         let mut acc: i128 = if bytes[0] & 0x40 != 0 { -1 } else { 0 };
         for &b in bytes {
             let top = acc >> 120;
@@ -309,9 +314,6 @@ impl<'a> Reader<'a> {
                 return Ok(if acc < 0 { i128::MIN } else { i128::MAX });
             }
             acc = (acc << 7) | (b & 0x7f) as i128;
-        }
-        if self.strict && redundant_sign(bytes) {
-            return err(ErrorKind::OverlongInteger, start);
         }
         Ok(acc)
     }

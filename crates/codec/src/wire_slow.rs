@@ -22,15 +22,17 @@ pub(super) fn entity_end(buf: &[u8], start: usize) -> Result<usize, Box<CodecErr
 pub(super) fn u64_slow(buf: &[u8], start: usize, strict: bool) -> Result<u64, Box<CodecError>> {
     let end = entity_end(buf, start)?;
     let bytes = &buf[start..end];
+    // Strict, an overlong form is R6 whatever its value: before the range, as every read of
+    // an integer (narrow, wide, nullable) checks it, so that both decoders say the same.
+    if strict && bytes.len() > 1 && bytes[0] == 0 {
+        return err(ErrorKind::OverlongInteger, start);
+    }
     let mut acc: u64 = 0;
     for &b in bytes {
         if acc >> 57 != 0 {
             return err(ErrorKind::IntegerOverflow, start);
         }
         acc = (acc << 7) | (b & 0x7f) as u64;
-    }
-    if strict && bytes.len() > 1 && bytes[0] == 0 {
-        return err(ErrorKind::OverlongInteger, start);
     }
     Ok(acc)
 }
@@ -40,6 +42,10 @@ pub(super) fn u64_slow(buf: &[u8], start: usize, strict: bool) -> Result<u64, Bo
 pub(super) fn i64_slow(buf: &[u8], start: usize, strict: bool) -> Result<i64, Box<CodecError>> {
     let end = entity_end(buf, start)?;
     let bytes = &buf[start..end];
+    // Strict, R6 before the range (see `u64_slow`).
+    if strict && redundant_sign(bytes) {
+        return err(ErrorKind::OverlongInteger, start);
+    }
     let mut acc: i64 = if bytes[0] & 0x40 != 0 { -1 } else { 0 };
     for &b in bytes {
         let top = acc >> 56;
@@ -47,9 +53,6 @@ pub(super) fn i64_slow(buf: &[u8], start: usize, strict: bool) -> Result<i64, Bo
             return err(ErrorKind::IntegerOverflow, start);
         }
         acc = (acc << 7) | (b & 0x7f) as i64;
-    }
-    if strict && redundant_sign(bytes) {
-        return err(ErrorKind::OverlongInteger, start);
     }
     Ok(acc)
 }

@@ -74,6 +74,32 @@ fn overlong_nullable_maxima_are_r6_when_strict() {
     }
 }
 
+/// Strict, an overlong integer is R6 even when its value is also out of range (past 64 bits,
+/// or past 128 for a delta), so that every read, and both decoders, report the same error.
+#[test]
+fn r6_comes_before_the_range_when_strict() {
+    // A zero byte, then eleven groups of ones: overlong and past 64 bits.
+    let mut long = vec![0x00];
+    long.extend([0x7f; 10]);
+    long.push(0xff);
+    assert_eq!(u(&long).unwrap_err().kind, ErrorKind::OverlongInteger);
+    // Signed, the zero byte is overlong only before a group whose sign bit is clear.
+    assert_eq!(i(&long).unwrap_err().kind, ErrorKind::IntegerOverflow);
+    long[1] = 0x3f;
+    assert_eq!(i(&long).unwrap_err().kind, ErrorKind::OverlongInteger);
+    let lenient = |b: &[u8]| Reader::new(b, false).u64().unwrap_err().kind;
+    assert_eq!(lenient(&long), ErrorKind::IntegerOverflow);
+    // Past 128 bits behind a zero byte: the wide read saturates only when not overlong.
+    let mut wide = vec![0x00, 0x3d];
+    wide.extend([0; 26]);
+    wide.push(0xff);
+    assert_eq!(
+        Reader::new(&wide, true).wide_i128().unwrap_err().kind,
+        ErrorKind::OverlongInteger
+    );
+    assert_eq!(Reader::new(&wide, false).wide_i128().unwrap(), i128::MAX);
+}
+
 #[test]
 fn integers_round_trip_at_the_edges() {
     for v in [

@@ -128,6 +128,33 @@ fn overlong_nullable_maximum_as_a_delta() {
     assert_eq!(kinds[1], ErrorKind::OverlongInteger);
 }
 
+/// The fuzzer again, after the fix above: a snapshot's MDEntrySize delta past 128 bits behind
+/// three zero bytes. The 128-bit read saturated before its R6 check, so the generated decoder
+/// said DeltaOverflow where the interpreter (its nullable read now checking R6 first) said
+/// OverlongInteger. Strict, R6 now comes before the range in every integer read.
+#[test]
+fn overlong_delta_past_128_bits() {
+    // The fuzzer's stream as it found it; the delta starts at byte 31.
+    let b = hex(concat!(
+        "c0f8e0cb903ba7b1230028ffff01c0f8e0ca1d3b79a76361034b9e8c83818700",
+        "00003d0000000000000000000000000000000000000000000000000000ffffff",
+        "ffffff0042fe0d1cc794fe0d6083810d003f000764ffff3bffff26ffff02e852",
+        "525252ca1d3ba72361034b9e8a838187ffffffffffff0042e0ca525b52525252",
+        "5252525252d3",
+    ));
+    let kinds: Vec<_> = LAYOUTS
+        .iter()
+        .map(|&l| {
+            agree::<Moex>(&[&b], l, false)
+                .pop()
+                .unwrap()
+                .unwrap_err()
+                .kind
+        })
+        .collect();
+    assert_eq!(kinds[1], ErrorKind::OverlongInteger);
+}
+
 fn hex(s: &str) -> Vec<u8> {
     (0..s.len())
         .step_by(2)
