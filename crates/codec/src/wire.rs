@@ -261,7 +261,7 @@ impl<'a> Reader<'a> {
             Ok(0) => Ok(None),
             Ok(v) => Ok(Some(v - 1)),
             Err(e) => {
-                let v = nullable_u64_wide(self.buf, start, self.strict, e)?;
+                let v = nullable_u64_wide(self.buf, start, e)?;
                 self.pos = entity_end(self.buf, start)?;
                 Ok(v)
             }
@@ -288,7 +288,7 @@ impl<'a> Reader<'a> {
             Ok(v) if v > 0 => Ok(Some(v - 1)),
             Ok(v) => Ok(Some(v)),
             Err(e) => {
-                let v = nullable_i64_wide(self.buf, start, self.strict, e)?;
+                let v = nullable_i64_wide(self.buf, start, e)?;
                 self.pos = entity_end(self.buf, start)?;
                 Ok(v)
             }

@@ -58,23 +58,18 @@ pub(super) fn i64_slow(buf: &[u8], start: usize, strict: bool) -> Result<i64, Bo
 }
 
 /// A nullable unsigned integer past 64 bits (`e`: why the 64-bit read failed): only 2^64
-/// itself (the nullable uInt64 maximum) is a value. Strict, an overlong form of it is R6, as
-/// for every other integer (found by fuzzing: the generated decoders said so, the
-/// interpreter took the value).
+/// itself (the nullable uInt64 maximum) is a value. Strict, an overlong form never gets here:
+/// `u64_slow` reports R6 before the range.
 #[cold]
 pub(super) fn nullable_u64_wide(
     buf: &[u8],
     start: usize,
-    strict: bool,
     e: Box<CodecError>,
 ) -> Result<Option<u64>, Box<CodecError>> {
     if e.kind != ErrorKind::IntegerOverflow {
         return Err(e);
     }
     let bytes = &buf[start..entity_end(buf, start)?];
-    if strict && bytes.len() > 1 && bytes[0] == 0 {
-        return err(ErrorKind::OverlongInteger, start);
-    }
     let wide = bytes.iter().try_fold(0u128, |acc, &b| {
         (acc >> 100 == 0).then_some((acc << 7) | (b & 0x7f) as u128)
     });
@@ -85,22 +80,18 @@ pub(super) fn nullable_u64_wide(
     }
 }
 
-/// A nullable signed integer past 64 bits: only 2^63 (the nullable int64 maximum) is a value;
-/// strict, an overlong form of it is R6 (see [`nullable_u64_wide`]).
+/// A nullable signed integer past 64 bits: only 2^63 (the nullable int64 maximum) is a value
+/// (an overlong form, strict, is `i64_slow`'s R6, as in [`nullable_u64_wide`]).
 #[cold]
 pub(super) fn nullable_i64_wide(
     buf: &[u8],
     start: usize,
-    strict: bool,
     e: Box<CodecError>,
 ) -> Result<Option<i64>, Box<CodecError>> {
     if e.kind != ErrorKind::IntegerOverflow {
         return Err(e);
     }
     let bytes = &buf[start..entity_end(buf, start)?];
-    if strict && redundant_sign(bytes) {
-        return err(ErrorKind::OverlongInteger, start);
-    }
     let mut acc: i128 = if bytes[0] & 0x40 != 0 { -1 } else { 0 };
     for &b in bytes {
         if acc.unsigned_abs() >> 100 != 0 {
