@@ -51,6 +51,12 @@ pub(crate) struct Column {
     /// then as long as the values: empty, every value is valid, and a value costs one test
     /// of the length (an `Option` here costs a compare with its niche on every value).
     pub valid: Vec<bool>,
+    /// Nulls after the values held, counted but not written yet: most optional fields of wide
+    /// entry rows are absent in every row, and a count costs an add where a written null
+    /// costs two pushes (the default value and its validity) and the memory they fill. They
+    /// are written when a value follows them; a column of nulls only becomes Arrow's null
+    /// array, whose buffers are never filled.
+    nulls: usize,
     /// A decimal column's scale once fixed (by the template, the caller, or the first batch).
     pub scale: Option<i8>,
 }
@@ -101,6 +107,7 @@ impl Column {
         Column {
             data,
             valid: Vec::new(),
+            nulls: 0,
             scale,
         }
     }
@@ -138,8 +145,13 @@ impl Column {
         c
     }
 
-    /// Values held (nulls included).
+    /// Values (nulls included).
     pub fn len(&self) -> usize {
+        self.held() + self.nulls
+    }
+
+    /// Values written to the vectors (nulls included, the counted ones not).
+    fn held(&self) -> usize {
         match &self.data {
             Data::Decimal { exponent, .. } => exponent.len(),
             Data::Bytes { offsets, .. } | Data::List { offsets } => offsets.len() - 1,
@@ -159,6 +171,9 @@ impl Column {
     /// so the narrowing casts keep every value.
     #[inline(always)]
     pub fn push(&mut self, v: FieldValue<'_>) {
+        if self.nulls != 0 {
+            self.write_nulls();
+        }
         match (&mut self.data, v) {
             (Data::U32(d), FieldValue::UInt(x)) => d.push(x as u32),
             (Data::U64(d), FieldValue::UInt(x)) => d.push(x),
@@ -192,6 +207,9 @@ impl Column {
     pub fn fill(&mut self, k: &Constant, n: usize) {
         if n == 0 {
             return;
+        }
+        if self.nulls != 0 {
+            self.write_nulls();
         }
         if let (Data::Bytes { offsets, bytes }, Constant::Bytes(b)) = (&mut self.data, k) {
             let start = *offsets.last().expect("offsets start with 0");
@@ -231,27 +249,37 @@ impl Column {
         }
     }
 
-    /// Appends a null (an absent optional field). Inlined into the decoder's arms with
-    /// `push_default`, like `push`: most optional fields of wide entries are absent.
+    /// Appends a null (an absent optional field): counted, written only if a value follows.
+    /// Inlined into the decoder's arms, like `push`: most optional fields of wide entries are
+    /// absent.
     #[inline(always)]
     pub fn push_null(&mut self) {
-        if self.valid.is_empty() {
-            self.first_null();
-        } else {
-            self.valid.push(false);
-        }
-        self.push_default();
+        self.nulls += 1;
     }
 
-    /// Starts the validity at the column's first null: every value before it was valid.
-    #[cold]
-    fn first_null(&mut self) {
-        let n = self.len();
-        let room = self.data_capacity().max(n + 1);
-        let v = &mut self.valid;
-        v.reserve(room.saturating_sub(v.len()));
-        v.resize(n, true);
-        v.push(false);
+    /// Writes the counted nulls: a default value and `false` validity each. The validity
+    /// starts at the column's first null, every value before it valid.
+    #[inline(never)]
+    fn write_nulls(&mut self) {
+        let n = std::mem::take(&mut self.nulls);
+        let held = self.held();
+        if self.valid.is_empty() {
+            let room = self.data_capacity().max(held + n);
+            self.valid.reserve(room);
+            self.valid.resize(held, true);
+        }
+        self.valid.resize(held + n, false);
+        match &mut self.data {
+            Data::Decimal { mantissa, exponent } => {
+                mantissa.resize(held + n, 0);
+                exponent.resize(held + n, 0);
+            }
+            Data::Bytes { offsets, .. } | Data::List { offsets } => {
+                let last = *offsets.last().expect("offsets start with 0");
+                offsets.resize(held + n + 1, last);
+            }
+            data => each_int!(data, d => d.resize(held + n, Default::default())),
+        }
     }
 
     /// Values the column has room for.
@@ -263,23 +291,11 @@ impl Column {
         }
     }
 
-    #[inline(always)]
-    fn push_default(&mut self) {
-        match &mut self.data {
-            Data::Decimal { mantissa, exponent } => {
-                mantissa.push(0);
-                exponent.push(0);
-            }
-            Data::Bytes { offsets, .. } | Data::List { offsets } => {
-                let last = *offsets.last().expect("offsets start with 0");
-                offsets.push(last);
-            }
-            data => each_int!(data, d => d.push(Default::default())),
-        }
-    }
-
     /// Closes a list value whose children now end at `end`.
     pub fn push_list(&mut self, end: usize) {
+        if self.nulls != 0 {
+            self.write_nulls();
+        }
         if let Data::List { offsets } = &mut self.data {
             offsets.push(end as i32);
             self.valid();
@@ -296,6 +312,13 @@ impl Column {
 
     /// Cuts the column back to `len` values; returns, for a list, where its children end.
     pub fn truncate(&mut self, len: usize) -> usize {
+        let held = self.held();
+        if len >= held {
+            // Within the counted nulls: fewer of them; a list's children end where they did.
+            self.nulls = self.nulls.min(len - held);
+            return self.list_end();
+        }
+        self.nulls = 0;
         self.valid.truncate(len);
         match &mut self.data {
             Data::Decimal { mantissa, exponent } => {
@@ -323,6 +346,10 @@ impl Column {
     pub fn repeat_last(&mut self, n: usize) {
         // Most messages of a feed carry one entry: nothing to repeat.
         if n == 0 {
+            return;
+        }
+        if self.nulls != 0 {
+            self.nulls += n;
             return;
         }
         let Some(last) = self.len().checked_sub(1) else {
@@ -455,6 +482,23 @@ pub(crate) fn finish(
     if let Some(k) = &plan.columns[c].constant {
         cols[c].fill(k, len);
     }
+    let col = &mut cols[c];
+    if col.nulls != 0 {
+        if col.held() == 0 && col.nulls == len && plan.columns[c].ty != ColumnType::List {
+            // Nothing but nulls: Arrow's null array, its buffers allocated zeroed and never
+            // filled. The vectors stay, empty, for the next batch. A decimal column's scale
+            // is learned as from values that are all 0e0.
+            col.nulls = 0;
+            if let ColumnType::Decimal(_) = plan.columns[c].ty {
+                col.scale.get_or_insert(crate::plan::scale_of(0));
+            }
+            return Ok(arrow_array::new_null_array(
+                &data_type_with(plan, cols, c),
+                len,
+            ));
+        }
+        col.write_nulls();
+    }
     let valid = std::mem::take(&mut cols[c].valid);
     let nulls = Some(NullBuffer::new(pack_bits(&valid))).filter(|n| n.null_count() > 0);
     let name = &plan.columns[c].name;
@@ -530,6 +574,80 @@ pub(crate) fn finish(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The column's values as written, the counted nulls written first.
+    fn ints(col: &mut Column) -> Vec<Option<u32>> {
+        if col.nulls != 0 {
+            col.write_nulls();
+        }
+        let Data::U32(d) = &col.data else {
+            panic!("a u32 column")
+        };
+        assert!(col.valid.is_empty() || col.valid.len() == d.len());
+        d.iter()
+            .enumerate()
+            .map(|(i, &v)| col.valid.get(i).copied().unwrap_or(true).then_some(v))
+            .collect()
+    }
+
+    fn u32_column() -> Column {
+        Column::new(ColumnType::Int(IntType::U32))
+    }
+
+    /// Counted nulls come out where they were pushed: before a value, cut back by a
+    /// rollback, repeated for a message's entries, and after values.
+    #[test]
+    fn counted_nulls_are_where_they_were_pushed() {
+        let mut c = u32_column();
+        c.push_null();
+        c.push_null();
+        c.push(FieldValue::UInt(5));
+        assert_eq!(c.len(), 3);
+        assert_eq!(ints(&mut c), [None, None, Some(5)]);
+
+        let mut c = u32_column();
+        c.push(FieldValue::UInt(1));
+        (0..3).for_each(|_| c.push_null());
+        assert_eq!(c.truncate(2), 0);
+        c.push(FieldValue::UInt(7));
+        assert_eq!(ints(&mut c), [Some(1), None, Some(7)]);
+
+        let mut c = u32_column();
+        c.push(FieldValue::UInt(1));
+        c.push(FieldValue::UInt(2));
+        c.push_null();
+        c.truncate(1);
+        assert_eq!(c.len(), 1);
+        c.push_null();
+        assert_eq!(ints(&mut c), [Some(1), None]);
+
+        let mut c = u32_column();
+        c.push(FieldValue::UInt(1));
+        c.push_null();
+        c.repeat_last(2);
+        assert_eq!(c.len(), 4);
+        c.push(FieldValue::UInt(3));
+        c.repeat_last(1);
+        assert_eq!(ints(&mut c), [Some(1), None, None, None, Some(3), Some(3)]);
+    }
+
+    /// A string column's offsets stay whole across counted nulls.
+    #[test]
+    fn counted_nulls_in_a_string_column() {
+        let mut c = Column::new(ColumnType::Utf8);
+        c.push(FieldValue::Ascii(b"ab"));
+        c.push_null();
+        c.push_null();
+        c.push(FieldValue::Ascii(b"c"));
+        c.push_null();
+        c.write_nulls();
+        let Data::Bytes { offsets, bytes } = &c.data else {
+            panic!("a bytes column")
+        };
+        assert_eq!(offsets, &[0, 2, 2, 2, 3, 3]);
+        assert_eq!(bytes, b"abc");
+        assert_eq!(c.valid, [true, false, false, true, false]);
+    }
 
     /// The packed bitmap agrees with the bytes it came from, for lengths around multiples of 8.
     #[test]
