@@ -171,9 +171,7 @@ impl Column {
     /// so the narrowing casts keep every value.
     #[inline(always)]
     pub fn push(&mut self, v: FieldValue<'_>) {
-        if self.nulls != 0 {
-            self.write_nulls();
-        }
+        self.flush_nulls();
         match (&mut self.data, v) {
             (Data::U32(d), FieldValue::UInt(x)) => d.push(x as u32),
             (Data::U64(d), FieldValue::UInt(x)) => d.push(x),
@@ -208,9 +206,7 @@ impl Column {
         if n == 0 {
             return;
         }
-        if self.nulls != 0 {
-            self.write_nulls();
-        }
+        self.flush_nulls();
         if let (Data::Bytes { offsets, bytes }, Constant::Bytes(b)) = (&mut self.data, k) {
             let start = *offsets.last().expect("offsets start with 0");
             offsets.extend((1..=n).map(|i| start.wrapping_add((i * b.len()) as i32)));
@@ -257,6 +253,15 @@ impl Column {
         self.nulls += 1;
     }
 
+    /// Writes the counted nulls, if any, before what must follow them (a value, a list's
+    /// end, a constant's fill).
+    #[inline(always)]
+    fn flush_nulls(&mut self) {
+        if self.nulls != 0 {
+            self.write_nulls();
+        }
+    }
+
     /// Writes the counted nulls: a default value and `false` validity each. The validity
     /// starts at the column's first null, every value before it valid.
     #[inline(never)]
@@ -293,9 +298,7 @@ impl Column {
 
     /// Closes a list value whose children now end at `end`.
     pub fn push_list(&mut self, end: usize) {
-        if self.nulls != 0 {
-            self.write_nulls();
-        }
+        self.flush_nulls();
         if let Data::List { offsets } = &mut self.data {
             offsets.push(end as i32);
             self.valid();
@@ -577,9 +580,7 @@ mod tests {
 
     /// The column's values as written, the counted nulls written first.
     fn ints(col: &mut Column) -> Vec<Option<u32>> {
-        if col.nulls != 0 {
-            col.write_nulls();
-        }
+        col.flush_nulls();
         let Data::U32(d) = &col.data else {
             panic!("a u32 column")
         };
