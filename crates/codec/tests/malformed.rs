@@ -370,6 +370,65 @@ fn bad_template_xml_is_rejected() {
         assert_eq!(template_err(&doc).code, code, "{xml}");
     }
 
+    // S1: what the schema allows once, or in one place, given twice or elsewhere. Each used
+    // to be taken (the first operator, the first length wherever it stood) without a word.
+    for (xml, says) in [
+        (
+            r#"<uInt32 name="x"><copy/><delta/></uInt32>"#,
+            "second operator <delta>",
+        ),
+        (
+            r#"<string name="x" charset="unicode"><length name="n"/><copy/><tail/></string>"#,
+            "second operator <tail>",
+        ),
+        (
+            r#"<decimal name="x"><exponent><copy/></exponent><copy/></decimal>"#,
+            "<copy> beside",
+        ),
+        (
+            r#"<decimal name="x"><mantissa/><mantissa><delta/></mantissa></decimal>"#,
+            "second <mantissa>",
+        ),
+        (
+            r#"<decimal name="x"><exponent><copy/><default/></exponent></decimal>"#,
+            "\"x.exponent\" has a second operator",
+        ),
+        (
+            r#"<sequence name="s"><uInt32 name="a"/><length name="n"/></sequence>"#,
+            "after <uInt32>",
+        ),
+        (
+            r#"<sequence name="s"><length name="n"/><length name="m"/></sequence>"#,
+            "second <length>",
+        ),
+        (
+            r#"<sequence name="s"><length name="n"><copy/><increment/></length></sequence>"#,
+            "second operator <increment>",
+        ),
+        (
+            r#"<group name="g"><length name="n"/><uInt32 name="a"/></group>"#,
+            "<length> belongs",
+        ),
+    ] {
+        let doc = format!(
+            r#"<templates xmlns="{NS}"><template name="A" id="1">{xml}</template></templates>"#
+        );
+        let e = template_err(&doc);
+        assert_eq!(e.code, SpecCode::S1, "{xml}: {e}");
+        assert!(e.message.contains(says), "{xml}: {e}");
+    }
+    // What the schema does allow: a typeRef before the length, an operator for each part.
+    for xml in [
+        r#"<sequence name="s"><typeRef name="T"/><length name="n"><copy/></length><uInt32 name="a"/></sequence>"#,
+        r#"<decimal name="x"><exponent><copy/></exponent><mantissa><delta/></mantissa></decimal>"#,
+        r#"<byteVector name="b"><length name="l"/><tail/></byteVector>"#,
+    ] {
+        let doc = format!(
+            r#"<templates xmlns="{NS}"><template name="A" id="1">{xml}</template></templates>"#
+        );
+        parse_templates(&doc).unwrap_or_else(|e| panic!("{xml}: {e}"));
+    }
+
     // A document type declaration is allowed (validating tools write one), but not entities
     // that expand without bound: ten levels of ten, 10^10 "lol"s.
     let mut laughs = String::from(r#"<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY a0 "lol">"#);

@@ -3,7 +3,7 @@
 
 use roxmltree::Node;
 
-use super::{fast_children, generated, inherited, nested_ctx, Compiler, Ctx, Res};
+use super::{fast_children, generated, inherited, is_fast_ns, nested_ctx, Compiler, Ctx, Res};
 use crate::error::SpecCode;
 use crate::template::model::*;
 use crate::value::parse_decimal;
@@ -17,10 +17,45 @@ impl<'a, 'input> Compiler<'a, 'input> {
         optional: bool,
         name: &str,
     ) -> Res<Kind> {
-        let op_node = fast_children(node).find(|c| c.tag_name().name() != "length");
+        let op_node = self.operator(node, name)?;
         Ok(Kind::Scalar(
             self.scalar(op_node, ctx, ty, optional, name, name)?,
         ))
+    }
+
+    /// The field's operator element, if any: the schema allows at most one (a string's or
+    /// byte vector's `<length>` aside), so a second is a static error, not a choice.
+    fn operator(&self, node: Node<'a, 'input>, name: &str) -> Res<Option<Node<'a, 'input>>> {
+        let mut ops = fast_children(node).filter(|c| c.tag_name().name() != "length");
+        let first = ops.next();
+        if let Some(second) = ops.next() {
+            return Err(self.err(
+                second,
+                SpecCode::S1,
+                format!(
+                    "field {name:?} has a second operator <{}> after <{}>",
+                    second.tag_name().name(),
+                    first.map_or("", |f| f.tag_name().name()),
+                ),
+            ));
+        }
+        Ok(first)
+    }
+
+    /// The only child element of `node` named `tag`, if any; a second is a static error.
+    /// `what` names `node` in the error.
+    fn only_child(
+        &self,
+        node: Node<'a, 'input>,
+        tag: &str,
+        what: &str,
+    ) -> Res<Option<Node<'a, 'input>>> {
+        let mut found = fast_children(node).filter(|c| c.tag_name().name() == tag);
+        let first = found.next();
+        if let Some(second) = found.next() {
+            return Err(self.err(second, SpecCode::S1, format!("{what} has a second <{tag}>")));
+        }
+        Ok(first)
     }
 
     /// Builds one scalar from its operator element (or none). `key` is the operator's
@@ -174,13 +209,32 @@ impl<'a, 'input> Compiler<'a, 'input> {
         optional: bool,
         name: &str,
     ) -> Res<Kind> {
-        let exp_node = fast_children(node).find(|c| c.tag_name().name() == "exponent");
-        let mant_node = fast_children(node).find(|c| c.tag_name().name() == "mantissa");
+        let what = format!("decimal {name:?}");
+        let exp_node = self.only_child(node, "exponent", &what)?;
+        let mant_node = self.only_child(node, "mantissa", &what)?;
         if exp_node.is_none() && mant_node.is_none() {
             return self.scalar_kind(node, ctx, FieldType::Decimal, optional, name);
         }
-        let exp_op = exp_node.and_then(|n| fast_children(n).next());
-        let mant_op = mant_node.and_then(|n| fast_children(n).next());
+        // One operator for the whole decimal, or one for each part: not both (the schema's
+        // `fieldOp | decFieldOp`).
+        if let Some(other) =
+            fast_children(node).find(|c| !matches!(c.tag_name().name(), "exponent" | "mantissa"))
+        {
+            return Err(self.err(
+                other,
+                SpecCode::S1,
+                format!(
+                    "decimal {name:?} has <{}> beside its <exponent>/<mantissa>",
+                    other.tag_name().name()
+                ),
+            ));
+        }
+        let part = |n: Node<'a, 'input>, p: &str| self.operator(n, &format!("{name}.{p}"));
+        let exp_op = exp_node.map(|n| part(n, "exponent")).transpose()?.flatten();
+        let mant_op = mant_node
+            .map(|n| part(n, "mantissa"))
+            .transpose()?
+            .flatten();
         // The parts' generated names (spec §6.2.2) are their default keys.
         let exponent = self.scalar(
             exp_op,
@@ -219,13 +273,34 @@ impl<'a, 'input> Compiler<'a, 'input> {
         name: &str,
     ) -> Res<Kind> {
         let inner = nested_ctx(node, ctx);
-        let len_node = fast_children(node).find(|c| c.tag_name().name() == "length");
+        let len_node = self.only_child(node, "length", &format!("sequence {name:?}"))?;
+        // The schema puts the length before the sequence's instructions (after a typeRef).
+        if let Some(len) = len_node {
+            if let Some(field) = len
+                .prev_siblings()
+                .skip(1) // roxmltree's sibling axes start at the node itself
+                .filter(|c| c.is_element() && is_fast_ns(c.tag_name().namespace()))
+                .find(|c| c.tag_name().name() != "typeRef")
+            {
+                return Err(self.err(
+                    len,
+                    SpecCode::S1,
+                    format!(
+                        "sequence {name:?} has its <length> after <{}>: it comes first",
+                        field.tag_name().name()
+                    ),
+                ));
+            }
+        }
         let explicit = len_node.and_then(|n| n.attribute("name"));
         // The implicit name is shown as `S.length`; its key can equal no explicit name.
         let length_name = explicit.map_or_else(|| format!("{name}.length"), str::to_owned);
         let length_key = explicit.map_or_else(|| generated(name, "length"), str::to_owned);
         let length_id = len_node.and_then(|n| n.attribute("id")).map(str::to_owned);
-        let len_op = len_node.and_then(|n| fast_children(n).next());
+        let len_op = len_node
+            .map(|n| self.operator(n, &length_name))
+            .transpose()?
+            .flatten();
         let length = self.scalar(
             len_op,
             &inner,

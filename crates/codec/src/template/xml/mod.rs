@@ -376,7 +376,16 @@ impl<'a, 'input> Compiler<'a, 'input> {
         let mut out = Vec::new();
         for node in fast_children(parent) {
             match node.tag_name().name() {
-                "typeRef" | "length" => continue,
+                "typeRef" => continue,
+                // A sequence's own (checked by `sequence`); anywhere else it is no field.
+                "length" if parent.tag_name().name() == "sequence" => continue,
+                "length" => {
+                    return Err(self.err(
+                        node,
+                        SpecCode::S1,
+                        "<length> belongs to a sequence (or a string or byte vector field)",
+                    ))
+                }
                 "templateRef" => self.template_ref(node, ctx, &mut out)?,
                 _ => out.push(self.instruction(node, ctx)?),
             }
