@@ -153,6 +153,80 @@ fn pcap_in_microseconds_and_nanoseconds_and_pcapng() {
     }
 }
 
+/// Captures are taken on whatever link the recording host had: a VLAN trunk, `tcpdump -i any`
+/// (Linux cooked headers, SLL or, from libpcap 1.10, SLL2), a tunnel (raw IP), BSD loopback.
+/// The same datagram is read from each.
+#[test]
+fn every_common_link_type_gives_the_datagram() {
+    let (src, dst) = ([10, 1, 2, 3], [239, 195, 1, 1]);
+    let mut ip = Vec::new();
+    PacketBuilder::ipv4(src, dst, 1)
+        .udp(4000, 16001)
+        .write(&mut ip, b"payload")
+        .unwrap();
+    let mac = [0x01, 0x00, 0x5e, 0x43, 0x01, 0x01];
+    let eth = |tags: &[[u8; 4]]| {
+        let mut f = [mac, [2; 6]].concat();
+        for t in tags {
+            f.extend_from_slice(t);
+        }
+        f.extend_from_slice(&[0x08, 0x00]);
+        f.extend_from_slice(&ip);
+        f
+    };
+    // SLL: packet type, ARPHRD_ETHER, address length and 8 bytes of address, protocol.
+    let sll = [
+        &[0, 0, 0, 1, 0, 6][..],
+        &[2; 6],
+        &[0, 0],
+        &[0x08, 0x00],
+        &ip,
+    ]
+    .concat();
+    // SLL2: protocol, reserved, interface index, ARPHRD_ETHER, packet type, address.
+    let sll2 = [
+        &[0x08, 0x00, 0, 0, 0, 0, 0, 2, 0, 1, 0, 6][..],
+        &[2; 6],
+        &[0, 0],
+        &ip,
+    ]
+    .concat();
+    let null = [&2u32.to_le_bytes()[..], &ip].concat();
+    for (link, frame) in [
+        (DataLink::ETHERNET, eth(&[])),
+        (DataLink::ETHERNET, eth(&[[0x81, 0x00, 0x00, 0x64]])),
+        (
+            DataLink::ETHERNET,
+            eth(&[[0x88, 0xa8, 0x00, 0x0a], [0x81, 0x00, 0x00, 0x64]]),
+        ),
+        (DataLink::LINUX_SLL, sll),
+        (DataLink::LINUX_SLL2, sll2),
+        (DataLink::RAW, ip.clone()),
+        (DataLink::IPV4, ip.clone()),
+        (DataLink::NULL, null),
+    ] {
+        let header = PcapHeader {
+            datalink: link,
+            ..PcapHeader::default()
+        };
+        let mut w = PcapWriter::with_header(Vec::new(), header).unwrap();
+        let len = frame.len() as u32;
+        w.write_packet(&PcapPacket::new(Duration::new(1, 0), len, &frame))
+            .unwrap();
+        let (got, stats) = read(&w.into_writer());
+        assert_eq!(
+            got,
+            [(
+                1_000_000_000,
+                addr("239.195.1.1:16001"),
+                b"payload".to_vec()
+            )],
+            "{link:?}: {stats:?}"
+        );
+        assert_eq!((stats.frames, stats.datagrams), (1, 1), "{link:?}");
+    }
+}
+
 #[test]
 fn not_a_capture_is_an_error() {
     assert!(!is_capture(b"\xc0\xf8\x01"));
