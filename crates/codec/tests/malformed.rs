@@ -409,6 +409,18 @@ fn bad_template_xml_is_rejected() {
             r#"<group name="g"><length name="n"/><uInt32 name="a"/></group>"#,
             "<length> belongs",
         ),
+        (
+            r#"<group name="g"><typeRef name="A"/><typeRef name="B"/></group>"#,
+            "<typeRef> comes once",
+        ),
+        (
+            r#"<uInt32 name="a"/><typeRef name="A"/>"#,
+            "<typeRef> comes once",
+        ),
+        (
+            r#"<uInt32 name="x"><copy><delta/></copy></uInt32>"#,
+            "operators take attributes only",
+        ),
     ] {
         let doc = format!(
             r#"<templates xmlns="{NS}"><template name="A" id="1">{xml}</template></templates>"#
@@ -417,8 +429,10 @@ fn bad_template_xml_is_rejected() {
         assert_eq!(e.code, SpecCode::S1, "{xml}: {e}");
         assert!(e.message.contains(says), "{xml}: {e}");
     }
-    // What the schema does allow: a typeRef before the length, an operator for each part.
+    // What the schema does allow: a typeRef before the length or the fields, an operator for
+    // each decimal part.
     for xml in [
+        r#"<typeRef name="T"/><group name="g"><typeRef name="G"/><uInt32 name="a"/></group>"#,
         r#"<sequence name="s"><typeRef name="T"/><length name="n"><copy/></length><uInt32 name="a"/></sequence>"#,
         r#"<decimal name="x"><exponent><copy/></exponent><mantissa><delta/></mantissa></decimal>"#,
         r#"<byteVector name="b"><length name="l"/><tail/></byteVector>"#,

@@ -95,6 +95,18 @@ impl<'a, 'input> Compiler<'a, 'input> {
                 ))
             }
         };
+        // Operators take attributes only (the schema's opContext).
+        if let Some(child) = fast_children(op_node).next() {
+            return Err(self.err(
+                child,
+                SpecCode::S1,
+                format!(
+                    "operator <{}> of field {name:?} has a child <{}>: operators take attributes only",
+                    op_node.tag_name().name(),
+                    child.tag_name().name()
+                ),
+            ));
+        }
         let applicable = match op {
             Op::Increment => matches!(ty, FieldType::Int(_)),
             Op::Tail => matches!(ty, FieldType::Ascii | FieldType::Unicode | FieldType::Bytes),

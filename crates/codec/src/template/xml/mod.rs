@@ -374,8 +374,25 @@ impl<'a, 'input> Compiler<'a, 'input> {
             return Err(self.err(parent, SpecCode::S1, "groups and sequences nested too deep"));
         }
         let mut out = Vec::new();
+        // The schema's `typeRef?` comes once, before the instructions: a second one, or one
+        // after a field, would leave which application type is meant to a guess.
+        let mut type_ref_allowed = true;
         for node in fast_children(parent) {
-            match node.tag_name().name() {
+            let tag = node.tag_name().name();
+            if tag != "length" {
+                if tag == "typeRef" && !type_ref_allowed {
+                    return Err(self.err(
+                        node,
+                        SpecCode::S1,
+                        format!(
+                            "<typeRef> comes once, before the fields of its <{}>",
+                            parent.tag_name().name()
+                        ),
+                    ));
+                }
+                type_ref_allowed = false;
+            }
+            match tag {
                 "typeRef" => continue,
                 // A sequence's own (checked by `sequence`); anywhere else it is no field.
                 "length" if parent.tag_name().name() == "sequence" => continue,
