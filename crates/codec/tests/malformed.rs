@@ -317,6 +317,11 @@ fn dynamic_template_refs_nest_only_so_deep() {
     assert_eq!(e.kind, ErrorKind::TooDeep(4));
 }
 
+/// A templates document whose one template holds `xml`.
+fn in_template(xml: &str) -> String {
+    format!(r#"<templates xmlns="{NS}"><template name="A" id="1">{xml}</template></templates>"#)
+}
+
 fn template_err(xml: &str) -> fastfeed_codec::TemplateError {
     parse_templates(xml).expect_err(xml)
 }
@@ -364,9 +369,7 @@ fn bad_template_xml_is_rejected() {
         (r#"<uInt32 name="x"><constant/></uInt32>"#, SpecCode::S4),
         (r#"<uInt32 name="x"><default/></uInt32>"#, SpecCode::S5),
     ] {
-        let doc = format!(
-            r#"<templates xmlns="{NS}"><template name="A" id="1">{xml}</template></templates>"#
-        );
+        let doc = in_template(xml);
         assert_eq!(template_err(&doc).code, code, "{xml}");
     }
 
@@ -422,9 +425,7 @@ fn bad_template_xml_is_rejected() {
             "operators take attributes only",
         ),
     ] {
-        let doc = format!(
-            r#"<templates xmlns="{NS}"><template name="A" id="1">{xml}</template></templates>"#
-        );
+        let doc = in_template(xml);
         let e = template_err(&doc);
         assert_eq!(e.code, SpecCode::S1, "{xml}: {e}");
         assert!(e.message.contains(says), "{xml}: {e}");
@@ -437,9 +438,7 @@ fn bad_template_xml_is_rejected() {
         r#"<decimal name="x"><exponent><copy/></exponent><mantissa><delta/></mantissa></decimal>"#,
         r#"<byteVector name="b"><length name="l"/><tail/></byteVector>"#,
     ] {
-        let doc = format!(
-            r#"<templates xmlns="{NS}"><template name="A" id="1">{xml}</template></templates>"#
-        );
+        let doc = in_template(xml);
         parse_templates(&doc).unwrap_or_else(|e| panic!("{xml}: {e}"));
     }
 

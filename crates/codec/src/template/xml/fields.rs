@@ -3,7 +3,7 @@
 
 use roxmltree::Node;
 
-use super::{fast_children, generated, inherited, is_fast_ns, nested_ctx, Compiler, Ctx, Res};
+use super::{fast_children, generated, inherited, nested_ctx, Compiler, Ctx, Res};
 use crate::error::SpecCode;
 use crate::template::model::*;
 use crate::value::parse_decimal;
@@ -26,20 +26,13 @@ impl<'a, 'input> Compiler<'a, 'input> {
     /// The field's operator element, if any: the schema allows at most one (a string's or
     /// byte vector's `<length>` aside), so a second is a static error, not a choice.
     fn operator(&self, node: Node<'a, 'input>, name: &str) -> Res<Option<Node<'a, 'input>>> {
-        let mut ops = fast_children(node).filter(|c| c.tag_name().name() != "length");
-        let first = ops.next();
-        if let Some(second) = ops.next() {
-            return Err(self.err(
-                second,
-                SpecCode::S1,
-                format!(
-                    "field {name:?} has a second operator <{}> after <{}>",
-                    second.tag_name().name(),
-                    first.map_or("", |f| f.tag_name().name()),
-                ),
-            ));
-        }
-        Ok(first)
+        self.at_most_one(
+            node,
+            |c| c != "length",
+            |first, second| {
+                format!("field {name:?} has a second operator <{second}> after <{first}>")
+            },
+        )
     }
 
     /// The only child element of `node` named `tag`, if any; a second is a static error.
@@ -50,12 +43,31 @@ impl<'a, 'input> Compiler<'a, 'input> {
         tag: &str,
         what: &str,
     ) -> Res<Option<Node<'a, 'input>>> {
-        let mut found = fast_children(node).filter(|c| c.tag_name().name() == tag);
+        self.at_most_one(
+            node,
+            |c| c == tag,
+            |_, _| format!("{what} has a second <{tag}>"),
+        )
+    }
+
+    /// The first child element of `node` whose tag `wanted` takes; a second such child is a
+    /// static error (S1), `message(first, second)` saying it by the two tags.
+    fn at_most_one(
+        &self,
+        node: Node<'a, 'input>,
+        wanted: impl Fn(&str) -> bool,
+        message: impl FnOnce(&str, &str) -> String,
+    ) -> Res<Option<Node<'a, 'input>>> {
+        let mut found = fast_children(node).filter(|c| wanted(c.tag_name().name()));
         let first = found.next();
-        if let Some(second) = found.next() {
-            return Err(self.err(second, SpecCode::S1, format!("{what} has a second <{tag}>")));
+        match (first, found.next()) {
+            (Some(first), Some(second)) => Err(self.err(
+                second,
+                SpecCode::S1,
+                message(first.tag_name().name(), second.tag_name().name()),
+            )),
+            _ => Ok(first),
         }
-        Ok(first)
     }
 
     /// Builds one scalar from its operator element (or none). `key` is the operator's
@@ -286,24 +298,6 @@ impl<'a, 'input> Compiler<'a, 'input> {
     ) -> Res<Kind> {
         let inner = nested_ctx(node, ctx);
         let len_node = self.only_child(node, "length", &format!("sequence {name:?}"))?;
-        // The schema puts the length before the sequence's instructions (after a typeRef).
-        if let Some(len) = len_node {
-            if let Some(field) = len
-                .prev_siblings()
-                .skip(1) // roxmltree's sibling axes start at the node itself
-                .filter(|c| c.is_element() && is_fast_ns(c.tag_name().namespace()))
-                .find(|c| c.tag_name().name() != "typeRef")
-            {
-                return Err(self.err(
-                    len,
-                    SpecCode::S1,
-                    format!(
-                        "sequence {name:?} has its <length> after <{}>: it comes first",
-                        field.tag_name().name()
-                    ),
-                ));
-            }
-        }
         let explicit = len_node.and_then(|n| n.attribute("name"));
         // The implicit name is shown as `S.length`; its key can equal no explicit name.
         let length_name = explicit.map_or_else(|| format!("{name}.length"), str::to_owned);

@@ -374,37 +374,43 @@ impl<'a, 'input> Compiler<'a, 'input> {
             return Err(self.err(parent, SpecCode::S1, "groups and sequences nested too deep"));
         }
         let mut out = Vec::new();
-        // The schema's `typeRef?` comes once, before the instructions: a second one, or one
-        // after a field, would leave which application type is meant to a guess.
-        let mut type_ref_allowed = true;
+        // The schema's order: `typeRef?`, then a sequence's `length?`, then the fields. A
+        // second typeRef, or either one after a field, would leave what is meant to a guess.
+        let parent_tag = parent.tag_name().name();
+        let mut type_ref = false;
+        let mut field: Option<&str> = None;
         for node in fast_children(parent) {
             let tag = node.tag_name().name();
-            if tag != "length" {
-                if tag == "typeRef" && !type_ref_allowed {
-                    return Err(self.err(
-                        node,
-                        SpecCode::S1,
-                        format!(
-                            "<typeRef> comes once, before the fields of its <{}>",
-                            parent.tag_name().name()
-                        ),
-                    ));
-                }
-                type_ref_allowed = false;
-            }
+            let bad = |message: String| Err(self.err(node, SpecCode::S1, message));
             match tag {
-                "typeRef" => continue,
-                // A sequence's own (checked by `sequence`); anywhere else it is no field.
-                "length" if parent.tag_name().name() == "sequence" => continue,
-                "length" => {
-                    return Err(self.err(
-                        node,
-                        SpecCode::S1,
-                        "<length> belongs to a sequence (or a string or byte vector field)",
+                "typeRef" if type_ref || field.is_some() => {
+                    return bad(format!(
+                        "<typeRef> comes once, before the fields of its <{parent_tag}>"
                     ))
                 }
-                "templateRef" => self.template_ref(node, ctx, &mut out)?,
-                _ => out.push(self.instruction(node, ctx)?),
+                "typeRef" => type_ref = true,
+                // The sequence's own, which `sequence` compiled.
+                "length" if parent_tag == "sequence" => {
+                    if let Some(f) = field {
+                        let name = parent.attribute("name").unwrap_or("");
+                        return bad(format!(
+                            "sequence {name:?} has its <length> after <{f}>: it comes first"
+                        ));
+                    }
+                }
+                "length" => {
+                    return bad(
+                        "<length> belongs to a sequence (or a string or byte vector field)".into(),
+                    )
+                }
+                "templateRef" => {
+                    field = field.or(Some(tag));
+                    self.template_ref(node, ctx, &mut out)?;
+                }
+                _ => {
+                    field = field.or(Some(tag));
+                    out.push(self.instruction(node, ctx)?);
+                }
             }
         }
         Ok(out)
