@@ -1,6 +1,7 @@
 //! Captures read two ways on arbitrary files: held whole (`Capture`) and streamed a run of
 //! records at a time (`Len32Payloads`, the run size from the first byte). Neither panics,
-//! and both hand out the same payloads and the same counts.
+//! both hand out the same payloads and the same counts, and the counts account for every
+//! frame and every fragment.
 #![no_main]
 
 use std::io::Read;
@@ -17,9 +18,15 @@ fuzz_target!(|input: &[u8]| {
         let mut out = Vec::new();
         for d in it.by_ref() {
             out.extend((d.payload.len() as u32).to_le_bytes());
-            out.extend(d.payload);
+            out.extend_from_slice(&d.payload);
         }
-        (out, it.stats())
+        let s = it.stats();
+        let whole = s.datagrams - s.reassembled;
+        let skipped = s.truncated + s.fragments + s.not_udp + s.bad_frames + s.unsupported_link;
+        assert_eq!(s.frames, whole + skipped, "{s:?}");
+        // Each datagram put together took two fragments at least; the rest were lost.
+        assert!(2 * s.reassembled + s.fragments_lost <= s.fragments, "{s:?}");
+        (out, s)
     });
     let streamed = Len32Payloads::new(data, None).ok().map(|p| {
         let p = p.run_bytes(1 + run as usize * 16);

@@ -1,8 +1,9 @@
-//! Building frames: an Ethernet/IPv4/UDP frame around a payload, for writing captures.
+//! Building frames: an Ethernet/IPv4/UDP frame around a payload (or the IPv4 fragments of
+//! one too large for the link), for writing captures.
 
 use std::net::SocketAddrV4;
 
-use etherparse::PacketBuilder;
+use etherparse::{Ethernet2Header, IpFragOffset, Ipv4HeaderSlice, PacketBuilder};
 
 /// An Ethernet II frame carrying `payload` in a UDP datagram from `src` to `dst` (IPv4, TTL
 /// 1, checksums filled in). The destination MAC is the multicast MAC of a multicast `dst`.
@@ -22,5 +23,45 @@ pub fn udp_frame(src: SocketAddrV4, dst: SocketAddrV4, payload: &[u8]) -> Option
         .udp(src.port(), dst.port());
     let mut out = Vec::with_capacity(builder.size(payload.len()));
     builder.write(&mut out, payload).ok()?;
+    Some(out)
+}
+
+/// The Ethernet II frames of `payload` sent as one UDP datagram from `src` to `dst` over a
+/// link of `mtu` bytes (IP header included): one frame if it fits, else the IPv4 fragments a
+/// sending host makes, in order, all with identification `id`. `None` if the payload does not
+/// fit one datagram, or `mtu` leaves no room for 8 bytes of data after the IP header.
+pub fn udp_frames(
+    src: SocketAddrV4,
+    dst: SocketAddrV4,
+    payload: &[u8],
+    mtu: usize,
+    id: u16,
+) -> Option<Vec<Vec<u8>>> {
+    let whole = udp_frame(src, dst, payload)?;
+    const ETH: usize = Ethernet2Header::LEN;
+    let ip = Ipv4HeaderSlice::from_slice(&whole[ETH..]).ok()?;
+    let (header_len, mut header) = (ip.slice().len(), ip.to_header());
+    // Each fragment but the last carries a multiple of 8 bytes (RFC 791).
+    let step = (mtu.checked_sub(header_len)? / 8) * 8;
+    if step == 0 {
+        return None;
+    }
+    let datagram = &whole[ETH + header_len..];
+    if datagram.len() + header_len <= mtu {
+        return Some(vec![whole]);
+    }
+    let eth = &whole[..ETH];
+    let mut out = Vec::new();
+    for (i, chunk) in datagram.chunks(step).enumerate() {
+        header.identification = id;
+        header.more_fragments = (i + 1) * step < datagram.len();
+        header.fragment_offset = IpFragOffset::try_new((i * step / 8) as u16).ok()?;
+        header.set_payload_len(chunk.len()).ok()?;
+        header.header_checksum = header.calc_header_checksum();
+        let mut frame = eth.to_vec();
+        header.write(&mut frame).ok()?;
+        frame.extend_from_slice(chunk);
+        out.push(frame);
+    }
     Some(out)
 }

@@ -1,8 +1,9 @@
 //! fastfeed-capture: packet captures as exchanges and users have them. A pcap or pcapng file
 //! held in memory yields its IPv4 UDP datagrams, each with its capture time, source,
-//! destination and payload (and one of any size, read as a stream, its payloads as `len32le`
-//! packets: [`Len32Payloads`]); everything else in the file (other protocols, fragments, frames
-//! cut short by the snap length, damaged blocks) is counted in [`CaptureStats`], never a panic.
+//! destination and payload, those sent in IP fragments put back together (and one of any
+//! size, read as a stream, its payloads as `len32le` packets: [`Len32Payloads`]); everything
+//! else in the file (other protocols, fragments never completed, frames cut short by the snap
+//! length, damaged blocks) is counted in [`CaptureStats`], never a panic.
 //!
 //! The container formats are read by `pcap-parser`, the link, IP and UDP layers by
 //! `etherparse`; [`write_pcap`] writes datagrams as a pcap through `pcap-file`.
@@ -13,20 +14,22 @@
 //! let capture = Capture::open(&data).unwrap();
 //! let group = "239.1.1.1:16001".parse().unwrap();
 //! let mut datagrams = capture.datagrams();
-//! let payloads: Vec<&[u8]> = datagrams.by_ref().filter(|d| d.dst == group).map(|d| d.payload).collect();
-//! assert_eq!(payloads, [b"hello".as_slice()]);
+//! let payloads: Vec<Vec<u8>> = datagrams.by_ref().filter(|d| d.dst == group).map(|d| d.payload.into_owned()).collect();
+//! assert_eq!(payloads, [b"hello".to_vec()]);
 //! assert_eq!(datagrams.stats().datagrams, 2);
 //! ```
 
 #![deny(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod defrag;
 mod frame;
 mod reader;
 mod stream;
 mod write;
 
-pub use frame::udp_frame;
+pub use defrag::{Reassembly, MAX_AGE_NS, MAX_PENDING};
+pub use frame::{udp_frame, udp_frames};
 pub use reader::{Capture, CaptureStats, Datagram, Datagrams, Format};
 pub use stream::{CaptureRuns, Len32Payloads, PayloadStats, RUN_BYTES};
 pub use write::write_pcap;

@@ -1,9 +1,10 @@
 //! Reading pcap and pcapng files held in memory: container blocks -> link frames -> IPv4 UDP
-//! datagrams.
+//! datagrams (fragmented ones put back together).
 
+use std::borrow::Cow;
 use std::net::{Ipv4Addr, SocketAddrV4};
 
-use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+use etherparse::{IpNumber, NetSlice, SlicedPacket, TransportSlice, UdpHeader, UdpSlice};
 use pcap_parser::data::{get_packetdata, PacketData, ETHERTYPE_IPV4};
 use pcap_parser::pcapng::Block;
 use pcap_parser::pcapng::{parse_block_be, parse_block_le};
@@ -12,6 +13,7 @@ use pcap_parser::{
     LegacyPcapBlock, Linktype, PcapBlockOwned, PcapError,
 };
 
+use crate::defrag::{Fed, FragmentOf, Reassembly};
 use crate::CaptureError;
 
 /// The container format of a capture file.
@@ -36,30 +38,58 @@ impl Format {
 }
 
 /// One UDP datagram of a capture.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Datagram<'a> {
-    /// Capture time in nanoseconds since the Unix epoch.
+    /// Capture time in nanoseconds since the Unix epoch (of its last fragment, if it came in
+    /// several).
     pub ts_ns: u64,
     /// Source address and port.
     pub src: SocketAddrV4,
     /// Destination address (the multicast group) and port.
     pub dst: SocketAddrV4,
-    /// The UDP payload.
-    pub payload: &'a [u8],
+    /// The UDP payload: borrowed from the capture, or put together from IP fragments.
+    pub payload: Cow<'a, [u8]>,
+    /// The frame that carried it (its last fragment, if it came in several).
+    frame: &'a [u8],
 }
 
-/// What a pass over a capture found. Every frame lands in exactly one of `datagrams`,
-/// `truncated`, `fragments`, `not_udp`, `bad_frames` or `unsupported_link`.
+impl Datagram<'_> {
+    /// Where it lies in `data`, the bytes it was read from: the payload's offset, or for a
+    /// datagram put together from fragments, the offset of its last fragment's frame.
+    pub fn offset_in(&self, data: &[u8]) -> usize {
+        let at = match &self.payload {
+            Cow::Borrowed(p) => p.as_ptr(),
+            Cow::Owned(_) => self.frame.as_ptr(),
+        };
+        (at as usize).saturating_sub(data.as_ptr() as usize)
+    }
+
+    /// Whether it came in IP fragments, put together here.
+    pub fn is_reassembled(&self) -> bool {
+        matches!(self.payload, Cow::Owned(_))
+    }
+}
+
+/// What a pass over a capture found. Every frame lands in exactly one of a whole datagram
+/// (`datagrams` less `reassembled`), `truncated`, `fragments`, `not_udp`, `bad_frames` or
+/// `unsupported_link`; and every fragment, once the capture has ended, in a `reassembled`
+/// datagram or in `fragments_lost`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct CaptureStats {
     /// Packet records (frames) in the file.
     pub frames: u64,
-    /// IPv4 UDP datagrams handed out.
+    /// IPv4 UDP datagrams handed out, whole or reassembled.
     pub datagrams: u64,
     /// Frames cut short by the capture's snap length (captured length < length on the wire).
     pub truncated: u64,
-    /// IPv4 fragments: a fragmented datagram cannot be handed out whole.
+    /// Frames holding an IPv4 fragment of a UDP datagram.
     pub fragments: u64,
+    /// Datagrams put together from fragments (counted in `datagrams` too).
+    pub reassembled: u64,
+    /// Fragment frames of datagrams never completed: a fragment missing (or cut short),
+    /// overlapping or conflicting fragments, given up after 30 s of capture time or when 64
+    /// others were being gathered, or still incomplete at the end of the capture.
+    pub fragments_lost: u64,
     /// Frames of other protocols (IPv6, TCP, ARP, ...).
     pub not_udp: u64,
     /// Frames whose link, IP or UDP headers do not parse (too short, wrong lengths).
@@ -101,8 +131,18 @@ impl<'a> Capture<'a> {
         self.format
     }
 
-    /// The IPv4 UDP datagrams, in file order.
+    /// The IPv4 UDP datagrams, in file order (one that came in fragments where its last
+    /// fragment is). Fragments of datagrams not completed by the end are counted lost.
     pub fn datagrams(&self) -> Datagrams<'a> {
+        let mut d = self.datagrams_resuming(Reassembly::default());
+        d.last_run = true;
+        d
+    }
+
+    /// As [`datagrams`](Capture::datagrams), for one run of a longer capture: fragments
+    /// gathered by the previous run's [`Datagrams::into_reassembly`] are completed here, and
+    /// those still incomplete at the end are kept, not counted lost.
+    pub fn datagrams_resuming(&self, reassembly: Reassembly) -> Datagrams<'a> {
         let inner = match self.format {
             Format::Pcap => {
                 let (rem, h) = parse_pcap_header(self.data).expect("checked by open");
@@ -132,6 +172,8 @@ impl<'a> Capture<'a> {
             inner,
             total: self.data.len(),
             stats: CaptureStats::default(),
+            reassembly,
+            last_run: false,
         }
     }
 }
@@ -171,6 +213,9 @@ pub struct Datagrams<'a> {
     inner: Inner<'a>,
     total: usize,
     stats: CaptureStats,
+    reassembly: Reassembly,
+    /// Whether the capture ends with this data (so what is still gathered is lost).
+    last_run: bool,
 }
 
 /// A data frame out of the container: link type, time, bytes, whether it was cut short.
@@ -185,6 +230,11 @@ impl<'a> Datagrams<'a> {
     /// Counts so far (all of them once the iterator is exhausted).
     pub fn stats(&self) -> CaptureStats {
         self.stats
+    }
+
+    /// The datagrams still being gathered from fragments, for the next run of the capture.
+    pub fn into_reassembly(self) -> Reassembly {
+        self.reassembly
     }
 
     /// Bytes not yet parsed.
@@ -309,18 +359,52 @@ impl<'a> Iterator for Datagrams<'a> {
 
     fn next(&mut self) -> Option<Datagram<'a>> {
         loop {
-            let f = self.next_frame()?;
+            let Some(f) = self.next_frame() else {
+                if self.last_run {
+                    self.stats.fragments_lost += self.reassembly.finish();
+                }
+                return None;
+            };
             self.stats.frames += 1;
             if f.truncated {
                 self.stats.truncated += 1;
                 continue;
             }
             match udp_of(&f) {
-                Ok(d) => {
+                Ok(Layer::Whole(d)) => {
                     self.stats.datagrams += 1;
                     return Some(d);
                 }
-                Err(Skip::Fragment) => self.stats.fragments += 1,
+                Ok(Layer::Fragment {
+                    of,
+                    offset,
+                    more,
+                    payload,
+                }) => {
+                    self.stats.fragments += 1;
+                    let (done, lost) = match self.reassembly.add(of, f.ts_ns, offset, more, payload)
+                    {
+                        Fed::Pending { lost } => (None, lost),
+                        Fed::Complete {
+                            payload,
+                            frames,
+                            lost,
+                        } => (Some((payload, frames)), lost),
+                    };
+                    self.stats.fragments_lost += lost;
+                    let Some((ip_payload, frames)) = done else {
+                        continue;
+                    };
+                    match reassembled(&f, of, ip_payload) {
+                        Some(d) => {
+                            self.stats.datagrams += 1;
+                            self.stats.reassembled += 1;
+                            return Some(d);
+                        }
+                        // Whole, but no UDP datagram: its length field says more than came.
+                        None => self.stats.fragments_lost += frames,
+                    }
+                }
                 Err(Skip::NotUdp) => self.stats.not_udp += 1,
                 Err(Skip::Bad) => self.stats.bad_frames += 1,
                 Err(Skip::Link) => self.stats.unsupported_link += 1,
@@ -349,13 +433,23 @@ fn shorter_than_a_block(rem: &[u8], big_endian: bool) -> bool {
 }
 
 enum Skip {
-    Fragment,
     NotUdp,
     Bad,
     Link,
 }
 
-fn udp_of<'a>(f: &Frame<'a>) -> Result<Datagram<'a>, Skip> {
+/// What a frame holds: a whole UDP datagram, or a fragment of one.
+enum Layer<'a> {
+    Whole(Datagram<'a>),
+    Fragment {
+        of: FragmentOf,
+        offset: etherparse::IpFragOffset,
+        more: bool,
+        payload: &'a [u8],
+    },
+}
+
+fn udp_of<'a>(f: &Frame<'a>) -> Result<Layer<'a>, Skip> {
     // pcap-parser 0.16 panics on a Wireshark upper-PDU frame whose protocol number is not 4
     // bytes long (found by fuzzing); what it gives for such frames is never a UDP datagram.
     if f.link == Linktype::WIRESHARK_UPPER_PDU {
@@ -373,18 +467,52 @@ fn udp_of<'a>(f: &Frame<'a>) -> Result<Datagram<'a>, Skip> {
     let Some(NetSlice::Ipv4(ip)) = &sliced.net else {
         return Err(Skip::NotUdp);
     };
+    let h = ip.header();
     if ip.is_payload_fragmented() {
-        return Err(Skip::Fragment);
+        if h.protocol() != IpNumber::UDP {
+            return Err(Skip::NotUdp);
+        }
+        return Ok(Layer::Fragment {
+            of: FragmentOf {
+                src: h.source_addr(),
+                dst: h.destination_addr(),
+                id: h.identification(),
+                protocol: h.protocol(),
+            },
+            offset: h.fragments_offset(),
+            more: h.more_fragments(),
+            payload: ip.payload().payload,
+        });
     }
     let Some(TransportSlice::Udp(udp)) = &sliced.transport else {
         return Err(Skip::NotUdp);
     };
-    let h = ip.header();
     let addr = |a: Ipv4Addr, port| SocketAddrV4::new(a, port);
-    Ok(Datagram {
+    Ok(Layer::Whole(Datagram {
         ts_ns: f.ts_ns,
         src: addr(h.source_addr(), udp.source_port()),
         dst: addr(h.destination_addr(), udp.destination_port()),
-        payload: udp.payload(),
+        payload: Cow::Borrowed(udp.payload()),
+        frame: f.data,
+    }))
+}
+
+/// The datagram whose fragments made `ip_payload` (its UDP header first), handed out with
+/// the last fragment's frame and time; None if its UDP length does not fit what came.
+fn reassembled<'a>(f: &Frame<'a>, of: FragmentOf, mut ip_payload: Vec<u8>) -> Option<Datagram<'a>> {
+    let udp = UdpSlice::from_slice(&ip_payload).ok()?;
+    let (sport, dport, len) = (
+        udp.source_port(),
+        udp.destination_port(),
+        udp.payload().len(),
+    );
+    ip_payload.drain(..UdpHeader::LEN);
+    ip_payload.truncate(len);
+    Some(Datagram {
+        ts_ns: f.ts_ns,
+        src: SocketAddrV4::new(of.src, sport),
+        dst: SocketAddrV4::new(of.dst, dport),
+        payload: Cow::Owned(ip_payload),
+        frame: f.data,
     })
 }

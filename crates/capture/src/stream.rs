@@ -8,7 +8,7 @@ use std::io::{self, Read};
 use std::net::SocketAddrV4;
 use std::sync::{Arc, Mutex};
 
-use crate::{Capture, CaptureError, CaptureStats, Datagram, Format};
+use crate::{Capture, CaptureError, CaptureStats, Datagram, Format, Reassembly};
 
 /// File bytes per run.
 pub const RUN_BYTES: usize = 1 << 20;
@@ -51,6 +51,8 @@ pub struct CaptureRuns<R> {
     udp: Option<SocketAddrV4>,
     run_bytes: usize,
     stats: Arc<Mutex<PayloadStats>>,
+    /// Datagrams whose fragments are still coming, carried from run to run.
+    reassembly: Reassembly,
 }
 
 impl<R: Read> CaptureRuns<R> {
@@ -68,6 +70,7 @@ impl<R: Read> CaptureRuns<R> {
             udp,
             run_bytes: RUN_BYTES,
             stats: Arc::default(),
+            reassembly: Reassembly::default(),
         };
         let read = |e: io::Error| CaptureError::Read(e.to_string());
         s.fill(24).map_err(read)?;
@@ -194,6 +197,7 @@ impl<R: Read> CaptureRuns<R> {
         }
         if end == 0 {
             self.done = true;
+            self.give_up_fragments();
             return Ok(false);
         }
         let mut run = prefix;
@@ -216,17 +220,17 @@ impl<R: Read> CaptureRuns<R> {
     ) {
         let mut counts = PayloadStats::default();
         if let Ok(capture) = Capture::open(run) {
-            let mut it = capture.datagrams();
+            let mut it = capture.datagrams_resuming(std::mem::take(&mut self.reassembly));
             for d in it.by_ref() {
                 if self.udp.is_some_and(|u| u != d.dst) {
                     continue;
                 }
                 counts.selected += 1;
-                // Where the payload lies in the run, less what was put in front, from base.
-                let at = d.payload.as_ptr() as usize - run.as_ptr() as usize;
-                f(&d, base + at - skip);
+                // Where it lies in the run, less what was put in front, from base.
+                f(&d, (base + d.offset_in(run)).saturating_sub(skip));
             }
             counts.capture = it.stats();
+            self.reassembly = it.into_reassembly();
         } else {
             // A section header that does not parse: damage at the run's start.
             counts.capture.damaged_at = Some(0);
@@ -239,6 +243,20 @@ impl<R: Read> CaptureRuns<R> {
         add(&mut total.capture, &counts.capture);
         total.selected += counts.selected;
         total.bytes = self.base as u64;
+        drop(total);
+        if self.done {
+            self.give_up_fragments();
+        }
+    }
+
+    /// The capture has ended: fragments of datagrams still incomplete are lost.
+    fn give_up_fragments(&mut self) {
+        let lost = self.reassembly.finish();
+        self.stats
+            .lock()
+            .expect("not poisoned")
+            .capture
+            .fragments_lost += lost;
     }
 }
 
@@ -247,6 +265,8 @@ fn add(total: &mut CaptureStats, run: &CaptureStats) {
     total.datagrams += run.datagrams;
     total.truncated += run.truncated;
     total.fragments += run.fragments;
+    total.reassembled += run.reassembled;
+    total.fragments_lost += run.fragments_lost;
     total.not_udp += run.not_udp;
     total.bad_frames += run.bad_frames;
     total.unsupported_link += run.unsupported_link;
@@ -300,7 +320,7 @@ impl<R: Read> Read for Len32Payloads<R> {
             let out = &mut self.out;
             let more = self.runs.next_run(|d, _| {
                 out.extend_from_slice(&(d.payload.len() as u32).to_le_bytes());
-                out.extend_from_slice(d.payload);
+                out.extend_from_slice(&d.payload);
             })?;
             if !more {
                 return Ok(0);

@@ -39,7 +39,7 @@ fn frames() -> Vec<(Vec<u8>, u32)> {
         .udp(1, 2)
         .write(&mut v6, b"v6")
         .unwrap();
-    // A fragment: the more-fragments flag set on an otherwise whole UDP datagram.
+    // A fragment whose others never come: the more-fragments flag set on a whole datagram.
     let mut frag = udp_frame(src, addr("239.195.1.1:16001"), b"frag").unwrap();
     frag[14 + 6] |= 0x20;
     let garbage = vec![0xff; 9];
@@ -62,6 +62,7 @@ fn expected_stats() -> CaptureStats {
         datagrams: 3,
         truncated: 1,
         fragments: 1,
+        fragments_lost: 1,
         not_udp: 2,
         bad_frames: 1,
         ..CaptureStats::default()
@@ -288,7 +289,7 @@ fn in_memory(data: &[u8], udp: Option<SocketAddrV4>) -> (Vec<u8>, PayloadStats) 
     let mut it = c.datagrams();
     for d in it.by_ref().filter(|d| udp.is_none_or(|u| d.dst == u)) {
         out.extend((d.payload.len() as u32).to_le_bytes());
-        out.extend(d.payload);
+        out.extend_from_slice(&d.payload);
         stats.selected += 1;
     }
     stats.capture = it.stats();
@@ -373,10 +374,9 @@ fn streamed_in_runs_of_any_size_reads_what_the_whole_file_reads() {
 fn runs_name_each_payload_where_it_lies_in_the_file() {
     for data in [pcap(TsResolution::NanoSecond), pcapng_two_sections()] {
         let c = Capture::open(&data).unwrap();
-        let base = data.as_ptr() as usize;
         let want: Vec<(usize, Vec<u8>)> = c
             .datagrams()
-            .map(|d| (d.payload.as_ptr() as usize - base, d.payload.to_vec()))
+            .map(|d| (d.offset_in(&data), d.payload.to_vec()))
             .collect();
         for run in [1, 100, 1 << 20] {
             let mut runs = CaptureRuns::new(&data[..], None).unwrap().run_bytes(run);

@@ -1,5 +1,6 @@
 //! Loading templates and data files, with errors that name the file.
 
+use std::borrow::Cow;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -54,24 +55,40 @@ pub fn bytes(path: &Path) -> Result<Vec<u8>> {
 
 /// The packets of an input file as `--framing` and `--udp` say: a pcap/pcapng capture (by
 /// its magic number, or `--framing pcap`) gives its UDP payloads; other files their framing.
-/// A framing error ends the list with that error.
+/// A framing error ends the list with that error. Datagrams a capture held in IP fragments
+/// are put together into `spill`, which the packets then borrow.
 pub fn packets<'a>(
     fa: &crate::FramingArgs,
     data: &'a [u8],
+    spill: &'a mut Vec<Vec<u8>>,
 ) -> Result<Vec<Result<fastfeed_packet::Packet<'a>, fastfeed_packet::FramingError>>> {
     if fa.framing == crate::InputFraming::Pcap || fastfeed_capture::is_capture(data) {
         let cap = fastfeed_capture::Capture::open(data)?;
         let mut it = cap.datagrams();
-        let base = data.as_ptr() as usize;
-        let out: Vec<_> = it
+        // Each payload: borrowed from the file, or the index of its copy in `spill`.
+        let held: Vec<(usize, Result<&'a [u8], usize>)> = it
             .by_ref()
             .filter(|d| fa.udp.is_none_or(|u| d.dst == u))
+            .map(|d| {
+                let offset = d.offset_in(data);
+                match d.payload {
+                    Cow::Borrowed(b) => (offset, Ok(b)),
+                    Cow::Owned(v) => {
+                        spill.push(v);
+                        (offset, Err(spill.len() - 1))
+                    }
+                }
+            })
+            .collect();
+        let spill: &'a Vec<Vec<u8>> = spill;
+        let out: Vec<_> = held
+            .into_iter()
             .enumerate()
-            .map(|(index, d)| {
+            .map(|(index, (offset, bytes))| {
                 Ok(fastfeed_packet::Packet {
                     index,
-                    offset: d.payload.as_ptr() as usize - base,
-                    bytes: d.payload,
+                    offset,
+                    bytes: bytes.unwrap_or_else(|i| &spill[i]),
                 })
             })
             .collect();
@@ -118,7 +135,7 @@ pub fn stream_capture<T>(
                 stop = take(fastfeed_packet::Packet {
                     index,
                     offset,
-                    bytes: d.payload,
+                    bytes: &d.payload,
                 });
                 index += 1;
             }
@@ -142,12 +159,17 @@ pub fn report_capture(p: &fastfeed_capture::PayloadStats) {
 pub fn capture_line(p: &fastfeed_capture::PayloadStats) -> String {
     let s = &p.capture;
     format!(
-        "capture: {} frames, {} UDP datagrams, {} selected; skipped {} truncated, {} fragments, {} not UDP, {} bad, {} unknown links{}",
+        "capture: {} frames, {} UDP datagrams{}, {} selected; skipped {} truncated, {} fragments lost, {} not UDP, {} bad, {} unknown links{}",
         s.frames,
         s.datagrams,
+        if s.fragments > 0 {
+            format!(" ({} put together from {} fragments)", s.reassembled, s.fragments)
+        } else {
+            String::new()
+        },
         p.selected,
         s.truncated,
-        s.fragments,
+        s.fragments_lost,
         s.not_udp,
         s.bad_frames,
         s.unsupported_link,

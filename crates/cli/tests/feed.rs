@@ -299,6 +299,56 @@ fn decode_reads_a_pcap() {
         .enumerate()
         .all(|(i, m)| m["MsgSeqNum"] == i as u64 + 1));
 
+    // The same feed sent on a link of a 96-byte MTU: most datagrams are in the capture as
+    // IPv4 fragments. Read as it goes (a file) or whole (standard input), the same messages.
+    let frag = dir.join("cme-frag.pcap");
+    let out = fastfeed()
+        .args(["generate", "cme", "-n", "300", "--mtu", "96", "-o"])
+        .arg(&frag)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let decode = |stdin: bool| {
+        let mut cmd = fastfeed();
+        cmd.args(["decode", "-t"])
+            .arg(format!(
+                "{}/../sim/templates/cme.xml",
+                env!("CARGO_MANIFEST_DIR")
+            ))
+            .args(["--udp", "239.255.90.1:14310", "--skip-header", "5"])
+            .arg("--reset-each-packet");
+        if stdin {
+            cmd.arg("-").stdin(std::fs::File::open(&frag).unwrap());
+        } else {
+            cmd.arg(&frag);
+        }
+        let out = cmd.output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(out.status.success(), "{err}");
+        let got: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (got, err)
+    };
+    for stdin in [false, true] {
+        let (got, err) = decode(stdin);
+        assert!(
+            got == lines,
+            "stdin {stdin}: not the unfragmented capture's messages"
+        );
+        let counts = err.lines().find(|l| l.starts_with("capture: ")).unwrap();
+        let put_together: u64 = counts
+            .split(" (")
+            .nth(1)
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{counts}"));
+        assert!(put_together > 100, "{counts}");
+        assert!(counts.contains(" 0 fragments lost"), "{counts}");
+    }
+
     // To a table, read a run of the capture at a time: a row per entry of each MDIncRefresh,
     // on one thread and on blocks of packets, the same rows.
     let entries: usize = lines

@@ -149,7 +149,7 @@ fn load_bytes(
             let packets: Vec<(u64, Vec<u8>)> = it
                 .by_ref()
                 .filter(|d| select.is_none_or(|s| d.dst == s))
-                .map(|d| (d.ts_ns, d.payload.to_vec()))
+                .map(|d| (d.ts_ns, d.payload.into_owned()))
                 .collect();
             let stats = it.stats();
             let mut l = CapturedLine::from_packets(line, packets);

@@ -172,7 +172,7 @@ impl LineStream {
                 let more = runs
                     .next_run(|d, _| {
                         let start = run.len();
-                        run.extend_from_slice(d.payload);
+                        run.extend_from_slice(&d.payload);
                         queue.push_back((d.ts_ns, start..run.len()));
                     })
                     .map_err(|source| SourceError::Read {

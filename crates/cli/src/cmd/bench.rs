@@ -244,7 +244,8 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
         }
     }
     let data = input::bytes(&a.input)?;
-    let packets: Vec<&[u8]> = input::packets(&a.framing, &data)?
+    let mut spill = Vec::new();
+    let packets: Vec<&[u8]> = input::packets(&a.framing, &data, &mut spill)?
         .into_iter()
         .map(|p| p.map(|p| p.bytes))
         .collect::<Result<_, _>>()

@@ -136,7 +136,8 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
             return exit;
         }
     } else {
-        for packet in input::packets(&a.framing, &data)? {
+        let mut spill = Vec::new();
+        for packet in input::packets(&a.framing, &data, &mut spill)? {
             if let Some(exit) = take(packet) {
                 return exit;
             }

@@ -249,6 +249,7 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
         securities: None,
         channels: OPRA_CHANNELS,
         seed: 1,
+        mtu: None,
     };
     super::generate::run(gen)?;
 

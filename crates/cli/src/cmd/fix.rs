@@ -211,7 +211,8 @@ fn walk(
         return Ok(());
     }
     let data = input::bytes_or_stdin(path)?;
-    for packet in input::packets(fa, &data)? {
+    let mut spill = Vec::new();
+    for packet in input::packets(fa, &data, &mut spill)? {
         match packet {
             Ok(p) => walk_packet(fa, p, conv, errors, &mut each),
             Err(e) => errors.note(format_args!("{e}")),
@@ -334,7 +335,8 @@ fn bench(
     data: &[u8],
     passes: usize,
 ) -> Result<ExitCode> {
-    let packets: Vec<&[u8]> = input::packets(fa, data)?
+    let mut spill = Vec::new();
+    let packets: Vec<&[u8]> = input::packets(fa, data, &mut spill)?
         .into_iter()
         .map(|p| p.map(|p| &p.bytes[fa.skip_header.min(p.bytes.len())..]))
         .collect::<Result<_, _>>()?;

@@ -85,6 +85,10 @@ pub struct GenerateArgs {
     /// Seed of the random data: the same seed gives the same file.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Cme: write datagrams larger than this link MTU (bytes, IP header included) as the IPv4
+    /// fragments a sending host makes, to test reassembly; by default each is one frame.
+    #[arg(long, value_parser = clap::value_parser!(u16).range(68..))]
+    pub mtu: Option<u16>,
 }
 
 pub fn config(a: &GenerateArgs) -> GenConfig {
@@ -130,6 +134,7 @@ fn cme(a: &GenerateArgs) -> Result<ExitCode> {
     let out = fastfeed_capture::write_pcap(
         BufWriter::new(file),
         all.iter().map(|&(t, g, p)| (t, src, g, p)),
+        a.mtu.map(usize::from),
     )?;
     out.into_inner().map_err(|e| e.into_error())?;
     eprintln!(
@@ -215,6 +220,9 @@ fn opra(a: &GenerateArgs) -> Result<ExitCode> {
 pub fn run(a: GenerateArgs) -> Result<ExitCode> {
     if a.data == DataSet::Cme {
         return cme(&a);
+    }
+    if let Some(mtu) = a.mtu {
+        bail!("--mtu {mtu}: only cme is written as a capture, with frames to fragment");
     }
     if a.data == DataSet::Opra {
         check(&a)?;
