@@ -450,3 +450,32 @@ fn an_upper_pdu_frame_is_an_unknown_link_not_a_panic() {
     assert_eq!((stats.frames, stats.unsupported_link), (1, 1));
     assert_eq!(streamed(&data, None, 64).unwrap().1.capture, stats);
 }
+
+/// A frame shorter than Ethernet's 60-byte minimum is padded on the wire (a heartbeat of a
+/// few bytes, say), and some capture cards keep the 4-byte frame check sequence: neither is
+/// part of the payload, which ends where the IP and UDP lengths say.
+#[test]
+fn padding_and_the_frame_check_sequence_are_not_payload() {
+    let src = addr("10.1.2.3:4000");
+    let dst = addr("239.195.1.1:16001");
+    let tiny = udp_frame(src, dst, b"hb").unwrap();
+    assert!(tiny.len() < 60);
+    let mut padded = tiny.clone();
+    padded.resize(60, 0);
+    let mut with_fcs = udp_frame(src, dst, b"a longer payload").unwrap();
+    with_fcs.extend([0xde, 0xad, 0xbe, 0xef]);
+    let mut both = padded.clone();
+    both.extend([0xde, 0xad, 0xbe, 0xef]);
+    let mut w = PcapWriter::new(Vec::new()).unwrap();
+    for f in [&padded, &with_fcs, &both] {
+        let p = PcapPacket::new(Duration::ZERO, f.len() as u32, f);
+        w.write_packet(&p).unwrap();
+    }
+    let (got, stats) = read(&w.into_writer());
+    let payloads: Vec<Vec<u8>> = got.into_iter().map(|g| g.2).collect();
+    assert_eq!(
+        payloads,
+        [b"hb".to_vec(), b"a longer payload".to_vec(), b"hb".to_vec()]
+    );
+    assert_eq!((stats.frames, stats.datagrams), (3, 3));
+}
