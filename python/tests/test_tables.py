@@ -206,6 +206,40 @@ def test_a_pcap_capture_reads_like_the_cli(cli, tmp_path):
         fastfeed.read_table(tpl, corpus(COMPLEX[1]), "MDIncRefresh", udp=group)
 
 
+def test_a_fragmented_capture_reads_whole_and_its_losses_are_told(cli, tmp_path):
+    """The same feed sent on a small-MTU link (most datagrams in IPv4 fragments) gives the
+    same messages and table; the iterator's counts say what was put together, and a capture
+    cut short warns that data was lost."""
+    whole, frag = tmp_path / "cme.pcap", tmp_path / "cme-frag.pcap"
+    for path, extra in ((whole, ()), (frag, ("--mtu", "96"))):
+        out = cli("generate", "cme", "-n", "500", *extra, "-o", path)
+        assert out.returncode == 0, out.stderr.decode()
+    tpl = fastfeed.Templates.from_file(ROOT_TEMPLATES / "cme.xml")
+    opts = dict(udp="239.255.90.1:14310", skip_header=5, reset_each_packet=True)
+    it = fastfeed.Decoder(tpl).iter_file(frag, **opts)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = list(it)
+    assert got == list(fastfeed.Decoder(tpl).iter_file(whole, **opts))
+    counts = it.capture
+    assert counts["reassembled"] > 100 and counts["fragments_lost"] == 0
+    assert counts["frames"] == counts["datagrams"] - counts["reassembled"] + counts["fragments"]
+    assert counts["selected"] == 500 and counts["damaged_at"] is None
+    table = fastfeed.read_table(tpl, frag, "MDIncRefresh", entries="MDEntries", **opts)
+    assert table.equals(fastfeed.read_table(tpl, whole, "MDIncRefresh", entries="MDEntries", **opts))
+    assert fastfeed.Decoder(tpl).iter_file(corpus(COMPLEX[1]), framing="len32le").capture is None
+    # Cut in the middle of a record: the frames before it are read, and the loss is told.
+    cut = tmp_path / "cut.pcap"
+    cut.write_bytes(frag.read_bytes()[: frag.stat().st_size // 2 + 7])
+    with pytest.warns(RuntimeWarning, match="data lost in the capture.*damaged at byte"):
+        part = fastfeed.read_table(tpl, cut, "MDIncRefresh", entries="MDEntries", **opts)
+    assert 0 < part.num_rows < table.num_rows
+    it = fastfeed.Decoder(tpl).iter_file(cut, **opts)
+    with pytest.warns(RuntimeWarning, match="data lost"):
+        assert 0 < len(list(it)) < 500
+    assert it.capture["damaged_at"] is not None
+
+
 def test_blocks_on_many_threads_make_the_same_table(cli, tmp_path):
     """Packets that each reset the dictionaries decode in blocks on workers: the same table as
     on one thread, for a file of several 4 MiB blocks."""

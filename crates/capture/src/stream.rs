@@ -33,6 +33,38 @@ pub struct PayloadStats {
     pub bytes: u64,
 }
 
+impl CaptureStats {
+    /// Frames whose datagrams could not be read whole: cut short by the snap length, damaged,
+    /// or fragments of datagrams never completed. Other traffic is not counted here.
+    pub fn lost(&self) -> u64 {
+        self.truncated + self.fragments_lost + self.bad_frames
+    }
+}
+
+/// One line: every frame in one count, and where the container was damaged.
+impl std::fmt::Display for PayloadStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let s = &self.capture;
+        write!(f, "{} frames, {} UDP datagrams", s.frames, s.datagrams)?;
+        if s.fragments > 0 {
+            write!(
+                f,
+                " ({} put together from {} fragments)",
+                s.reassembled, s.fragments
+            )?;
+        }
+        write!(
+            f,
+            ", {} selected; skipped {} truncated, {} fragments lost, {} not UDP, {} bad, {} unknown links",
+            self.selected, s.truncated, s.fragments_lost, s.not_udp, s.bad_frames, s.unsupported_link
+        )?;
+        if let Some(at) = s.damaged_at {
+            write!(f, "; damaged at byte {at}, the rest unread")?;
+        }
+        Ok(())
+    }
+}
+
 /// The UDP datagrams of a capture read from `R`, a run of whole records at a time, in file
 /// order; datagrams to other destinations than `udp` (when given) are left out. Reading
 /// stops at damage to the container, which [`PayloadStats`] locates.

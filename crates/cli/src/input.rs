@@ -157,26 +157,7 @@ pub fn report_capture(p: &fastfeed_capture::PayloadStats) {
 
 /// What a capture held and what was taken from it, in one line.
 pub fn capture_line(p: &fastfeed_capture::PayloadStats) -> String {
-    let s = &p.capture;
-    format!(
-        "capture: {} frames, {} UDP datagrams{}, {} selected; skipped {} truncated, {} fragments lost, {} not UDP, {} bad, {} unknown links{}",
-        s.frames,
-        s.datagrams,
-        if s.fragments > 0 {
-            format!(" ({} put together from {} fragments)", s.reassembled, s.fragments)
-        } else {
-            String::new()
-        },
-        p.selected,
-        s.truncated,
-        s.fragments_lost,
-        s.not_udp,
-        s.bad_frames,
-        s.unsupported_link,
-        s.damaged_at
-            .map(|at| format!("; damaged at byte {at}, the rest unread"))
-            .unwrap_or_default()
-    )
+    format!("capture: {p}")
 }
 
 /// Whether the file starts like a pcap or pcapng capture.

@@ -147,8 +147,20 @@ impl Decoder {
             reset_each_packet,
             self.strict,
         )?;
-        stream::MessageIter::new(self.templates.clone(), &input, errors)
+        stream::MessageIter::new(self.templates.clone(), input, errors)
     }
+}
+
+/// A RuntimeWarning from fastfeed, with `msg` (NULs, which a C string cannot hold, as
+/// spaces).
+fn warn(py: Python<'_>, msg: &str) -> PyResult<()> {
+    let msg = std::ffi::CString::new(msg.replace('\0', " ")).expect("no NUL left");
+    PyErr::warn(
+        py,
+        &py.get_type::<pyo3::exceptions::PyRuntimeWarning>(),
+        &msg,
+        1,
+    )
 }
 
 fn options(strict: bool) -> DecodeOptions {

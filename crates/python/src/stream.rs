@@ -5,9 +5,10 @@ use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 
-use fastfeed_capture::Len32Payloads;
+use fastfeed_capture::{Len32Payloads, PayloadStats};
 use fastfeed_codec::{Decoder, Message, MessageBuilder, Templates};
 use fastfeed_packet::{Framing, PacketOptions, StreamDecoder};
 use pyo3::exceptions::PyValueError;
@@ -25,6 +26,9 @@ pub struct Input {
     pub udp: Option<SocketAddrV4>,
     pub packet: PacketOptions,
     pub strict: bool,
+    /// What the last read of a capture found (a read that starts again starts them again).
+    capture: Arc<Mutex<PayloadStats>>,
+    is_capture: AtomicBool,
 }
 
 /// What the decoders read: a file, or a capture's payloads as len32le packets.
@@ -63,7 +67,28 @@ impl Input {
                 reset_each_packet,
             },
             strict,
+            capture: Arc::default(),
+            is_capture: AtomicBool::new(false),
         })
+    }
+
+    /// What the capture held, once it has been read (as far as it has been); None when the
+    /// input is not a capture.
+    pub fn capture_stats(&self) -> Option<PayloadStats> {
+        self.is_capture
+            .load(Ordering::Relaxed)
+            .then(|| *self.capture.lock().expect("not poisoned"))
+    }
+
+    /// A RuntimeWarning when frames of the capture could not be read whole (cut short,
+    /// damaged, fragments never completed): they are not in the result.
+    pub fn warn_capture_losses(&self, py: Python<'_>) -> PyResult<()> {
+        match self.capture_stats() {
+            Some(s) if s.capture.lost() > 0 || s.capture.damaged_at.is_some() => {
+                crate::warn(py, &format!("fastfeed: data lost in the capture: {s}"))
+            }
+            _ => Ok(()),
+        }
     }
 
     pub fn open(&self, templates: &Arc<Templates>) -> std::io::Result<StreamDecoder<Source>> {
@@ -88,7 +113,9 @@ impl Input {
         let pcap = self.pcap || fastfeed_capture::is_capture(file.fill_buf()?);
         Ok(if pcap {
             let payloads = Len32Payloads::new(file, self.udp)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?
+                .counting_into(self.capture.clone());
+            self.is_capture.store(true, Ordering::Relaxed);
             (Box::new(payloads) as Source, Framing::Len32Le)
         } else if self.udp.is_some() {
             return Err(std::io::Error::new(
@@ -116,10 +143,11 @@ pub fn skip_errors(errors: &str) -> PyResult<bool> {
 }
 
 /// An iterator over the messages (dicts) of a file. `errors` counts the packets skipped
-/// with errors="skip"; `packets` the packets read.
+/// with errors="skip"; `packets` the packets read; `capture` what a capture held.
 #[pyclass(module = "fastfeed")]
 pub struct MessageIter {
     templates: Arc<Templates>,
+    input: Input,
     stream: StreamDecoder<Source>,
     builder: MessageBuilder,
     queue: VecDeque<Message>,
@@ -131,9 +159,10 @@ pub struct MessageIter {
 }
 
 impl MessageIter {
-    pub fn new(templates: Arc<Templates>, input: &Input, errors: &str) -> PyResult<MessageIter> {
+    pub fn new(templates: Arc<Templates>, input: Input, errors: &str) -> PyResult<MessageIter> {
         Ok(MessageIter {
             stream: input.open(&templates)?,
+            input,
             templates,
             builder: MessageBuilder::new(),
             queue: VecDeque::new(),
@@ -161,7 +190,10 @@ impl MessageIter {
                 // A few hundred messages at a time: memory stays bounded on a raw stream.
                 queue.len() < 1024
             }) {
-                None => return Ok(None),
+                None => {
+                    self.input.warn_capture_losses(py)?;
+                    return Ok(None);
+                }
                 Some(Ok(_)) => {}
                 Some(Err(_)) if self.skip => self.errors += 1,
                 Some(Err(e)) => self.pending = Some(e),
@@ -177,5 +209,36 @@ impl MessageIter {
     #[getter]
     fn packets(&self) -> usize {
         self.stream.packets()
+    }
+
+    /// What the capture held, as read so far: a dict of counts (frames, datagrams, selected,
+    /// truncated, fragments, reassembled, fragments_lost, not_udp, bad_frames,
+    /// unsupported_link, other_blocks, bytes, and damaged_at: a byte offset or None). None
+    /// when the input is not a capture.
+    #[getter]
+    fn capture<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, pyo3::types::PyDict>>> {
+        let Some(p) = self.input.capture_stats() else {
+            return Ok(None);
+        };
+        let s = &p.capture;
+        let d = pyo3::types::PyDict::new(py);
+        for (k, v) in [
+            ("frames", s.frames),
+            ("datagrams", s.datagrams),
+            ("selected", p.selected),
+            ("truncated", s.truncated),
+            ("fragments", s.fragments),
+            ("reassembled", s.reassembled),
+            ("fragments_lost", s.fragments_lost),
+            ("not_udp", s.not_udp),
+            ("bad_frames", s.bad_frames),
+            ("unsupported_link", s.unsupported_link),
+            ("other_blocks", s.other_blocks),
+            ("bytes", p.bytes),
+        ] {
+            d.set_item(k, v)?;
+        }
+        d.set_item("damaged_at", s.damaged_at)?;
+        Ok(Some(d))
     }
 }

@@ -3,7 +3,6 @@
 //! value). The decoding runs with the GIL released.
 
 use std::collections::HashMap;
-use std::ffi::CString;
 use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
@@ -16,7 +15,7 @@ use fastfeed_arrow::{
 };
 use fastfeed_codec::template::Kind;
 use fastfeed_packet::Framing;
-use pyo3::exceptions::{PyRuntimeWarning, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -78,8 +77,7 @@ fn warn_skipped(py: Python<'_>, skipped: &Skipped) -> PyResult<()> {
         "fastfeed: {} decode errors skipped; the first: {first}",
         skipped.count
     );
-    let msg = CString::new(msg.replace('\0', " ")).expect("no NUL left");
-    PyErr::warn(py, &py.get_type::<PyRuntimeWarning>(), &msg, 1)
+    crate::warn(py, &msg)
 }
 
 struct Args {
@@ -191,7 +189,8 @@ fn collect(
 /// run of records at a time whatever its size); udp: "GROUP:PORT", only the capture's
 /// datagrams sent there; skip_header: bytes of header before each packet's messages; reset_each_packet: reset the dictionaries at each
 /// packet. errors: "raise" (DecodeError at the first bad packet) or "skip" (bad packets
-/// dropped, counted in a RuntimeWarning). threads: workers decoding blocks of packets at
+/// dropped, counted in a RuntimeWarning; frames of a capture that could not be read, cut
+/// short, damaged or fragments never completed, are told in one too). threads: workers decoding blocks of packets at
 /// once where each packet resets the dictionaries (len32le or pcap with
 /// reset_each_packet=True); 0, the default: one per core, at most 16.
 #[pyfunction]
@@ -237,6 +236,7 @@ pub fn read_table(
         .detach(|| collect(&ts, t, &a, threads))
         .map_err(|e| table_error(py, &e))?;
     warn_skipped(py, &skipped)?;
+    a.input.warn_capture_losses(py)?;
     let table =
         arrow_pyarrow::Table::try_new(batches, schema).map_err(|e| table_error(py, &e.into()))?;
     Ok(PyArrowType(table).into_pyobject(py)?.unbind())
@@ -288,6 +288,7 @@ pub fn read_tables<'py>(
         .detach(|| collect_all(&ts, &a, threads))
         .map_err(|e| table_error(py, &e))?;
     warn_skipped(py, &skipped)?;
+    a.input.warn_capture_losses(py)?;
     let out = PyDict::new(py);
     for (name, (batches, schema)) in tables {
         let table = arrow_pyarrow::Table::try_new(batches, schema)
