@@ -49,8 +49,32 @@ pub enum Error {
     Unsupported(String),
 }
 
+/// Choices in the generated code.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Options {
+    /// Read the integer fields that templates begin with alike (same type, operator and
+    /// dictionary entry) once, before the jump to the template's code: a feed whose template
+    /// order no branch predictor learns (orders added, changed and deleted in any order)
+    /// decodes faster, one where a template dominates a little slower (BENCHMARKS.md,
+    /// "Templates that begin alike"). On by default.
+    pub common_prefix: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            common_prefix: true,
+        }
+    }
+}
+
 /// Rust source for the templates in `xml`; `source` names them in the header.
 pub fn generate(xml: &str, source: &str) -> Result<String, Error> {
+    generate_with(xml, source, &Options::default())
+}
+
+/// [`generate`] with these options.
+pub fn generate_with(xml: &str, source: &str, opts: &Options) -> Result<String, Error> {
     let templates = fastfeed_codec::template::parse(xml)?;
     // The SCP templates (Reset, Hello, Alert) are added to every set and generated too, so a
     // generated decoder honours a Reset like the interpreter; they alone are not a template set.
@@ -62,7 +86,7 @@ pub fn generate(xml: &str, source: &str) -> Result<String, Error> {
     header(&plan, source, &mut o);
     types::emit(&plan, &mut o);
     decoder::emit_dict(&plan, &mut o);
-    decoder::emit(&plan, &mut o)?;
+    decoder::emit(&plan, opts, &mut o)?;
     encoder::emit(&plan, &mut o)?;
     o.line("/// The template XML this module was generated from, byte for byte.");
     o.open("pub const TEMPLATES_XML: &str = concat!(");
@@ -99,6 +123,7 @@ fn header(plan: &plan::Plan, source: &str, o: &mut emit::Out) {
 #[derive(Debug, Clone, Default)]
 pub struct Builder {
     out_dir: Option<PathBuf>,
+    opts: Options,
 }
 
 impl Builder {
@@ -109,6 +134,13 @@ impl Builder {
     /// Where the code goes; by default `$OUT_DIR` (a build script's).
     pub fn out_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.out_dir = Some(dir.into());
+        self
+    }
+
+    /// Whether templates that begin alike read their common fields before the dispatch
+    /// ([`Options::common_prefix`]; on by default).
+    pub fn common_prefix(mut self, on: bool) -> Self {
+        self.opts.common_prefix = on;
         self
     }
 
@@ -136,7 +168,7 @@ impl Builder {
             || path.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         );
-        let code = generate(&xml, &source)?;
+        let code = generate_with(&xml, &source, &self.opts)?;
         let dir = match &self.out_dir {
             Some(d) => d.clone(),
             None => std::env::var_os("OUT_DIR")

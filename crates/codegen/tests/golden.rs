@@ -43,6 +43,26 @@ fn mfast_example() {
     );
 }
 
+/// Templates that begin alike (the simulator's simple set: four templates open with the
+/// same three fields), read through one prefix before the dispatch.
+#[test]
+fn templates_that_begin_alike() {
+    check("../sim/templates/simple.xml", "sim_simple.rs");
+}
+
+/// Without the option, the same templates each read every field after the dispatch.
+#[test]
+fn the_common_prefix_can_be_left_out() {
+    let xml = std::fs::read_to_string(dir().join("../sim/templates/simple.xml")).unwrap();
+    let with = fastfeed_codegen::generate(&xml, "simple.xml").unwrap();
+    let opts = fastfeed_codegen::Options {
+        common_prefix: false,
+    };
+    let without = fastfeed_codegen::generate_with(&xml, "simple.xml", &opts).unwrap();
+    assert!(with.contains("fn rx_quote(") && with.contains("if matches!(tid, 1 | 2 | 3 | 4)"));
+    assert!(!without.contains("fn rx_") && !without.contains("if matches!(tid"));
+}
+
 #[test]
 fn every_operator() {
     check("../generated/templates/conformance/all.xml", "all_ops.rs");

@@ -17,12 +17,18 @@ pub struct CodegenArgs {
     /// File name (without `.rs`); the template file's stem by default.
     #[arg(long)]
     pub name: Option<String>,
+    /// Do not read the fields that templates begin with alike before the dispatch on the
+    /// template id (a feed dominated by one template decodes a little faster without it).
+    #[arg(long)]
+    pub no_common_prefix: bool,
 }
 
 pub fn run(a: CodegenArgs) -> Result<ExitCode> {
     std::fs::create_dir_all(&a.out_dir)
         .map_err(|e| anyhow!("creating {}: {e}", a.out_dir.display()))?;
-    let b = fastfeed_codegen::Builder::new().out_dir(&a.out_dir);
+    let b = fastfeed_codegen::Builder::new()
+        .out_dir(&a.out_dir)
+        .common_prefix(!a.no_common_prefix);
     let out = match &a.name {
         Some(n) => b.compile_as(&a.templates, n),
         None => b.compile(&a.templates),

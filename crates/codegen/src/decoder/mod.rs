@@ -8,6 +8,7 @@ use crate::plan::{has_slot, scalars, Field, Plan, Role, SlotKind};
 use crate::Error;
 
 mod fields;
+mod prefix;
 
 use fields::{field, int_stmt, masked_segment, Src};
 
@@ -88,7 +89,7 @@ fn needs_scratch(plan: &Plan) -> bool {
     })
 }
 
-pub(crate) fn emit(plan: &Plan, o: &mut Out) -> Result<(), Error> {
+pub(crate) fn emit(plan: &Plan, opts: &crate::Options, o: &mut Out) -> Result<(), Error> {
     let scratch = needs_scratch(plan);
     let mlt = plan.message_lt();
     o.line("/// Decodes the messages of one stream into the generated structs. Keeps the");
@@ -103,7 +104,7 @@ pub(crate) fn emit(plan: &Plan, o: &mut Out) -> Result<(), Error> {
     }
     o.close("}");
     o.line("");
-    o.line("#[allow(unused_variables, clippy::needless_lifetimes, clippy::needless_late_init)]");
+    o.line("#[allow(unused_variables, clippy::needless_lifetimes, clippy::needless_late_init, clippy::manual_range_patterns)]");
     o.open("impl Decoder {");
     o.open("pub fn new() -> Self {");
     o.line("Self::default()");
@@ -171,8 +172,17 @@ pub(crate) fn emit(plan: &Plan, o: &mut Out) -> Result<(), Error> {
     o.close("}");
     o.line("");
     emit_tid(o);
-    emit_message_into(plan, o);
+    let prefix = if opts.common_prefix {
+        prefix::find(plan)
+    } else {
+        None
+    };
+    emit_message_into(plan, prefix.as_ref(), o)?;
     emit_any(plan, o);
+    if let Some(p) = &prefix {
+        prefix::emit_rest(plan, p, o)?;
+        prefix::emit_names(plan, o);
+    }
     for (i, seg) in plan.segs.iter().enumerate() {
         emit_seg(plan, i, o)?;
         if seg.role == Role::Element {
@@ -216,7 +226,11 @@ fn emit_tid(o: &mut Out) {
     o.line("");
 }
 
-fn emit_message_into(plan: &Plan, o: &mut Out) {
+fn emit_message_into(
+    plan: &Plan,
+    prefix: Option<&prefix::Prefix>,
+    o: &mut Out,
+) -> Result<(), Error> {
     // In line in both `decode` and `decode_each`: a call per message would bring back the
     // set-up that `decode_each` saves.
     o.line("#[inline(always)]");
@@ -226,8 +240,15 @@ fn emit_message_into(plan: &Plan, o: &mut Out) {
     o.line("let mut pm = fp::Presence::default();");
     o.line("r.presence_to(&mut pm)?;");
     o.line("let at = r.pos;");
-    o.open("match self.tid(r, &pm, at)? {");
-    for t in &plan.templates {
+    o.line("let tid = self.tid(r, &pm, at)?;");
+    if let Some(p) = prefix {
+        prefix::emit_dispatch(plan, p, o)?;
+    }
+    o.open("match tid {");
+    for (i, t) in plan.templates.iter().enumerate() {
+        if prefix.is_some_and(|p| p.members.contains(&i)) {
+            continue;
+        }
         let seg = &plan.segs[t.seg];
         let name = quote(&t.t.name);
         o.open(format!("{} => {{", t.t.id));
@@ -249,6 +270,7 @@ fn emit_message_into(plan: &Plan, o: &mut Out) {
     o.close("}");
     o.close("}");
     o.line("");
+    Ok(())
 }
 
 fn emit_any(plan: &Plan, o: &mut Out) {
@@ -297,8 +319,8 @@ fn sig(plan: &Plan, seg: usize) -> (&'static str, &'static str) {
     }
 }
 
-fn uses_dict(fields: &[Field]) -> bool {
-    fields.iter().any(|f| {
+fn uses_dict<'f, 't: 'f>(fields: impl IntoIterator<Item = &'f Field<'t>>) -> bool {
+    fields.into_iter().any(|f| {
         scalars(f.instr).into_iter().any(has_slot) && !matches!(f.instr.kind, Kind::Sequence { .. })
     })
 }

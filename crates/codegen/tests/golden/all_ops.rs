@@ -3,6 +3,9 @@
 // Templates:
 //   Ints (id 3) -> Ints
 //   Rows (id 4) -> Rows
+//   P1 (id 5) -> P1
+//   P2 (id 6) -> P2
+//   P3 (id 7) -> P3
 //   Inner (id 2) -> Inner
 //   All (id 1) -> All
 //   Reset (id 120) -> Reset
@@ -177,6 +180,158 @@ impl RowsRow {
             self.r3.map(fp::Value::Decimal),
             self.r4.map(fp::Value::UInt),
         ]
+    }
+}
+
+/// Template `P1` (id 5).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct P1 {
+    /// `PK`: uInt32, constant 1.
+    pub pk: u32,
+    /// `PA`: uInt32.
+    pub pa: u32,
+    /// `PB`: uInt64, increment.
+    pub pb: u64,
+    /// `PC`: int32, default -3.
+    pub pc: i32,
+    /// `PD`: uInt32, copy.
+    pub pd: u32,
+    /// `P1x`: uInt32, copy.
+    pub p1x: u32,
+}
+
+impl Default for P1 {
+    fn default() -> Self {
+        P1 {
+            pk: 1,
+            pa: Default::default(),
+            pb: Default::default(),
+            pc: -3,
+            pd: Default::default(),
+            p1x: Default::default(),
+        }
+    }
+}
+
+impl P1 {
+    /// The field values in template order, as the interpreter gives them.
+    pub fn fields(&self) -> Vec<Option<fp::Value>> {
+        vec![
+            Some(fp::Value::UInt(u64::from(self.pk))),
+            Some(fp::Value::UInt(u64::from(self.pa))),
+            Some(fp::Value::UInt(self.pb)),
+            Some(fp::Value::Int(i64::from(self.pc))),
+            Some(fp::Value::UInt(u64::from(self.pd))),
+            Some(fp::Value::UInt(u64::from(self.p1x))),
+        ]
+    }
+
+    /// As the interpreter's owned message.
+    pub fn to_message(&self) -> fp::Message {
+        fp::Message {
+            template_id: 5,
+            fields: self.fields(),
+        }
+    }
+}
+
+/// Template `P2` (id 6).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct P2 {
+    /// `PK`: uInt32, constant 2.
+    pub pk: u32,
+    /// `PA`: uInt32.
+    pub pa: u32,
+    /// `PB`: uInt64, increment.
+    pub pb: u64,
+    /// `PC`: int32, default -3.
+    pub pc: i32,
+    /// `PD`: uInt32, copy.
+    pub pd: u32,
+    /// `P2x`: int64.
+    pub p2x: i64,
+    /// `P2y`: uInt32, increment.
+    pub p2y: u32,
+}
+
+impl Default for P2 {
+    fn default() -> Self {
+        P2 {
+            pk: 2,
+            pa: Default::default(),
+            pb: Default::default(),
+            pc: -3,
+            pd: Default::default(),
+            p2x: Default::default(),
+            p2y: Default::default(),
+        }
+    }
+}
+
+impl P2 {
+    /// The field values in template order, as the interpreter gives them.
+    pub fn fields(&self) -> Vec<Option<fp::Value>> {
+        vec![
+            Some(fp::Value::UInt(u64::from(self.pk))),
+            Some(fp::Value::UInt(u64::from(self.pa))),
+            Some(fp::Value::UInt(self.pb)),
+            Some(fp::Value::Int(i64::from(self.pc))),
+            Some(fp::Value::UInt(u64::from(self.pd))),
+            Some(fp::Value::Int(self.p2x)),
+            Some(fp::Value::UInt(u64::from(self.p2y))),
+        ]
+    }
+
+    /// As the interpreter's owned message.
+    pub fn to_message(&self) -> fp::Message {
+        fp::Message {
+            template_id: 6,
+            fields: self.fields(),
+        }
+    }
+}
+
+/// Template `P3` (id 7).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct P3 {
+    /// `PA`: uInt32.
+    pub pa: u32,
+    /// `PB`: uInt64, increment.
+    pub pb: u64,
+    /// `PC`: int32, default -3.
+    pub pc: i32,
+    /// `P3x`: int16, copy.
+    pub p3x: i16,
+}
+
+impl Default for P3 {
+    fn default() -> Self {
+        P3 {
+            pa: Default::default(),
+            pb: Default::default(),
+            pc: -3,
+            p3x: Default::default(),
+        }
+    }
+}
+
+impl P3 {
+    /// The field values in template order, as the interpreter gives them.
+    pub fn fields(&self) -> Vec<Option<fp::Value>> {
+        vec![
+            Some(fp::Value::UInt(u64::from(self.pa))),
+            Some(fp::Value::UInt(self.pb)),
+            Some(fp::Value::Int(i64::from(self.pc))),
+            Some(fp::Value::Int(i64::from(self.p3x))),
+        ]
+    }
+
+    /// As the interpreter's owned message.
+    pub fn to_message(&self) -> fp::Message {
+        fp::Message {
+            template_id: 7,
+            fields: self.fields(),
+        }
     }
 }
 
@@ -744,6 +899,9 @@ impl Alert<'_> {
 pub enum Message<'a> {
     Ints(Ints),
     Rows(Rows),
+    P1(P1),
+    P2(P2),
+    P3(P3),
     Inner(Inner<'a>),
     All(All<'a>),
     Reset(Reset),
@@ -756,6 +914,9 @@ impl Message<'_> {
         match self {
             Message::Ints(_) => MessageKind::Ints,
             Message::Rows(_) => MessageKind::Rows,
+            Message::P1(_) => MessageKind::P1,
+            Message::P2(_) => MessageKind::P2,
+            Message::P3(_) => MessageKind::P3,
             Message::Inner(_) => MessageKind::Inner,
             Message::All(_) => MessageKind::All,
             Message::Reset(_) => MessageKind::Reset,
@@ -769,6 +930,9 @@ impl Message<'_> {
         match self {
             Message::Ints(m) => m.to_message(),
             Message::Rows(m) => m.to_message(),
+            Message::P1(m) => m.to_message(),
+            Message::P2(m) => m.to_message(),
+            Message::P3(m) => m.to_message(),
             Message::Inner(m) => m.to_message(),
             Message::All(m) => m.to_message(),
             Message::Reset(m) => m.to_message(),
@@ -783,6 +947,9 @@ impl Message<'_> {
 pub enum MessageKind {
     Ints,
     Rows,
+    P1,
+    P2,
+    P3,
     Inner,
     All,
     Reset,
@@ -796,6 +963,9 @@ impl MessageKind {
         match self {
             MessageKind::Ints => 3,
             MessageKind::Rows => 4,
+            MessageKind::P1 => 5,
+            MessageKind::P2 => 6,
+            MessageKind::P3 => 7,
             MessageKind::Inner => 2,
             MessageKind::All => 1,
             MessageKind::Reset => 120,
@@ -809,6 +979,9 @@ impl MessageKind {
         match self {
             MessageKind::Ints => "Ints",
             MessageKind::Rows => "Rows",
+            MessageKind::P1 => "P1",
+            MessageKind::P2 => "P2",
+            MessageKind::P3 => "P3",
             MessageKind::Inner => "Inner",
             MessageKind::All => "All",
             MessageKind::Reset => "Reset",
@@ -824,6 +997,9 @@ impl MessageKind {
 pub struct Messages<'a> {
     pub ints: Ints,
     pub rows: Rows,
+    pub p1: P1,
+    pub p2: P2,
+    pub p3: P3,
     pub inner: Inner<'a>,
     pub all: All<'a>,
     pub reset: Reset,
@@ -837,6 +1013,9 @@ impl<'a> Messages<'a> {
         match kind {
             MessageKind::Ints => Message::Ints(std::mem::take(&mut self.ints)),
             MessageKind::Rows => Message::Rows(std::mem::take(&mut self.rows)),
+            MessageKind::P1 => Message::P1(std::mem::take(&mut self.p1)),
+            MessageKind::P2 => Message::P2(std::mem::take(&mut self.p2)),
+            MessageKind::P3 => Message::P3(std::mem::take(&mut self.p3)),
             MessageKind::Inner => Message::Inner(std::mem::take(&mut self.inner)),
             MessageKind::All => Message::All(std::mem::take(&mut self.all)),
             MessageKind::Reset => Message::Reset(std::mem::take(&mut self.reset)),
@@ -850,6 +1029,9 @@ impl<'a> Messages<'a> {
         match kind {
             MessageKind::Ints => self.ints.to_message(),
             MessageKind::Rows => self.rows.to_message(),
+            MessageKind::P1 => self.p1.to_message(),
+            MessageKind::P2 => self.p2.to_message(),
+            MessageKind::P3 => self.p3.to_message(),
             MessageKind::Inner => self.inner.to_message(),
             MessageKind::All => self.all.to_message(),
             MessageKind::Reset => self.reset.to_message(),
@@ -874,6 +1056,11 @@ struct Dict {
     o16: fp::Slot<u64>,
     r1: fp::Slot<u64>,
     r4: fp::Slot<u64>,
+    pb: fp::Slot<u64>,
+    pd: fp::Slot<u64>,
+    p1x: fp::Slot<u64>,
+    p2y: fp::Slot<u64>,
+    p3x: fp::Slot<u64>,
     x: fp::Slot<u64>,
     u8: fp::Slot<u64>,
     i8o: fp::Slot<u64>,
@@ -929,6 +1116,11 @@ impl Dict {
             self.o16.forget();
             self.r1.forget();
             self.r4.forget();
+            self.pb.forget();
+            self.pd.forget();
+            self.p1x.forget();
+            self.p2y.forget();
+            self.p3x.forget();
             self.x.forget();
             self.u8.forget();
             self.i8o.forget();
@@ -980,7 +1172,7 @@ pub struct Decoder {
     scratch: Vec<u8>,
 }
 
-#[allow(unused_variables, clippy::needless_lifetimes, clippy::needless_late_init)]
+#[allow(unused_variables, clippy::needless_lifetimes, clippy::needless_late_init, clippy::manual_range_patterns)]
 impl Decoder {
     pub fn new() -> Self {
         Self::default()
@@ -1073,7 +1265,53 @@ impl Decoder {
         let mut pm = fp::Presence::default();
         r.presence_to(&mut pm)?;
         let at = r.pos;
-        match self.tid(r, &pm, at)? {
+        let tid = self.tid(r, &pm, at)?;
+        if matches!(tid, 5 | 6 | 7) {
+            let g = self.dict.gen;
+            let mut stops = r.stops();
+            let p0 = match fp::int_s::<u32>(&mut stops).at_field("PA") {
+                Ok(v) => v,
+                Err(e) => return Err(e).at_template(Self::template_name(tid)),
+            };
+            let p1 = match fp::increment_s::<u64>(&mut stops, pm.bit(1, r.buf), g, &mut self.dict.pb, None).at_field("PB") {
+                Ok(v) => v,
+                Err(e) => return Err(e).at_template(Self::template_name(tid)),
+            };
+            let p2 = match fp::default_s::<i32>(&mut stops, pm.bit(2, r.buf), -3).at_field("PC") {
+                Ok(v) => v,
+                Err(e) => return Err(e).at_template(Self::template_name(tid)),
+            };
+            return match tid {
+                5 => {
+                    let o = &mut out.p1;
+                    o.pa = p0;
+                    o.pb = p1;
+                    o.pc = p2;
+                    let used = self.rx_p1(r, &pm, o, stops, 0).at_template("P1")?;
+                    Self::check_pmap(r, &pm, used, at).at_template("P1")?;
+                    Ok(MessageKind::P1)
+                }
+                6 => {
+                    let o = &mut out.p2;
+                    o.pa = p0;
+                    o.pb = p1;
+                    o.pc = p2;
+                    let used = self.rx_p2(r, &pm, o, stops, 0).at_template("P2")?;
+                    Self::check_pmap(r, &pm, used, at).at_template("P2")?;
+                    Ok(MessageKind::P2)
+                }
+                _ => {
+                    let o = &mut out.p3;
+                    o.pa = p0;
+                    o.pb = p1;
+                    o.pc = p2;
+                    let used = self.rx_p3(r, &pm, o, stops, 0).at_template("P3")?;
+                    Self::check_pmap(r, &pm, used, at).at_template("P3")?;
+                    Ok(MessageKind::P3)
+                }
+            };
+        }
+        match tid {
             3 => {
                 let used = self.rd_ints(r, &pm, &mut out.ints, 0).at_template("Ints")?;
                 Self::check_pmap(r, &pm, used, at).at_template("Ints")?;
@@ -1133,6 +1371,24 @@ impl Decoder {
                 Self::check_pmap(r, &pm, used, at).at_template("Rows")?;
                 Ok(Message::Rows(m))
             }
+            5 => {
+                let mut m = P1::default();
+                let used = self.rd_p1(r, &pm, &mut m, depth).at_template("P1")?;
+                Self::check_pmap(r, &pm, used, at).at_template("P1")?;
+                Ok(Message::P1(m))
+            }
+            6 => {
+                let mut m = P2::default();
+                let used = self.rd_p2(r, &pm, &mut m, depth).at_template("P2")?;
+                Self::check_pmap(r, &pm, used, at).at_template("P2")?;
+                Ok(Message::P2(m))
+            }
+            7 => {
+                let mut m = P3::default();
+                let used = self.rd_p3(r, &pm, &mut m, depth).at_template("P3")?;
+                Self::check_pmap(r, &pm, used, at).at_template("P3")?;
+                Ok(Message::P3(m))
+            }
             2 => {
                 let mut m = Inner::default();
                 let used = self.rd_inner(r, &pm, &mut m, depth).at_template("Inner")?;
@@ -1168,6 +1424,52 @@ impl Decoder {
                 Ok(Message::Alert(m))
             }
             tid => fp::fail(fp::ErrorKind::UnknownTemplate(tid), at),
+        }
+    }
+
+    #[inline(always)]
+    fn rx_p1(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, out: &mut P1, mut stops: fp::Stops<'_>, depth: u32) -> fp::Res<u32> {
+        let g = self.dict.gen;
+        out.pk = 1;
+        out.pd = fp::copy_s::<u32>(&mut stops, pm.bit(3, r.buf), g, &mut self.dict.pd, None).at_field("PD")?;
+        out.p1x = fp::copy_s::<u32>(&mut stops, pm.bit(4, r.buf), g, &mut self.dict.p1x, None).at_field("P1x")?;
+        r.pos = stops.pos();
+        Ok(5)
+    }
+
+    #[inline(always)]
+    fn rx_p2(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, out: &mut P2, mut stops: fp::Stops<'_>, depth: u32) -> fp::Res<u32> {
+        let g = self.dict.gen;
+        out.pk = 2;
+        out.pd = fp::copy_s::<u32>(&mut stops, pm.bit(3, r.buf), g, &mut self.dict.pd, None).at_field("PD")?;
+        out.p2x = fp::int_s::<i64>(&mut stops).at_field("P2x")?;
+        out.p2y = fp::increment_s::<u32>(&mut stops, pm.bit(4, r.buf), g, &mut self.dict.p2y, None).at_field("P2y")?;
+        r.pos = stops.pos();
+        Ok(5)
+    }
+
+    #[inline(always)]
+    fn rx_p3(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, out: &mut P3, mut stops: fp::Stops<'_>, depth: u32) -> fp::Res<u32> {
+        let g = self.dict.gen;
+        out.p3x = fp::copy_s::<i16>(&mut stops, pm.bit(3, r.buf), g, &mut self.dict.p3x, None).at_field("P3x")?;
+        r.pos = stops.pos();
+        Ok(4)
+    }
+
+    #[cold]
+    fn template_name(tid: u32) -> &'static str {
+        match tid {
+            3 => "Ints",
+            4 => "Rows",
+            5 => "P1",
+            6 => "P2",
+            7 => "P3",
+            2 => "Inner",
+            1 => "All",
+            120 => "Reset",
+            16002 => "Hello",
+            16003 => "Alert",
+            _ => "",
         }
     }
 
@@ -1240,6 +1542,47 @@ impl Decoder {
             self.rd_rows_row(r, out.next_slot(), depth)?;
         }
         Ok(())
+    }
+
+    #[inline(always)]
+    fn rd_p1(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, out: &mut P1, depth: u32) -> fp::Res<u32> {
+        let g = self.dict.gen;
+        let mut stops = r.stops();
+        out.pk = 1;
+        out.pa = fp::int_s::<u32>(&mut stops).at_field("PA")?;
+        out.pb = fp::increment_s::<u64>(&mut stops, pm.bit(1, r.buf), g, &mut self.dict.pb, None).at_field("PB")?;
+        out.pc = fp::default_s::<i32>(&mut stops, pm.bit(2, r.buf), -3).at_field("PC")?;
+        out.pd = fp::copy_s::<u32>(&mut stops, pm.bit(3, r.buf), g, &mut self.dict.pd, None).at_field("PD")?;
+        out.p1x = fp::copy_s::<u32>(&mut stops, pm.bit(4, r.buf), g, &mut self.dict.p1x, None).at_field("P1x")?;
+        r.pos = stops.pos();
+        Ok(5)
+    }
+
+    #[inline(always)]
+    fn rd_p2(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, out: &mut P2, depth: u32) -> fp::Res<u32> {
+        let g = self.dict.gen;
+        let mut stops = r.stops();
+        out.pk = 2;
+        out.pa = fp::int_s::<u32>(&mut stops).at_field("PA")?;
+        out.pb = fp::increment_s::<u64>(&mut stops, pm.bit(1, r.buf), g, &mut self.dict.pb, None).at_field("PB")?;
+        out.pc = fp::default_s::<i32>(&mut stops, pm.bit(2, r.buf), -3).at_field("PC")?;
+        out.pd = fp::copy_s::<u32>(&mut stops, pm.bit(3, r.buf), g, &mut self.dict.pd, None).at_field("PD")?;
+        out.p2x = fp::int_s::<i64>(&mut stops).at_field("P2x")?;
+        out.p2y = fp::increment_s::<u32>(&mut stops, pm.bit(4, r.buf), g, &mut self.dict.p2y, None).at_field("P2y")?;
+        r.pos = stops.pos();
+        Ok(5)
+    }
+
+    #[inline(always)]
+    fn rd_p3(&mut self, r: &mut fp::Reader<'_>, pm: &fp::Presence, out: &mut P3, depth: u32) -> fp::Res<u32> {
+        let g = self.dict.gen;
+        let mut stops = r.stops();
+        out.pa = fp::int_s::<u32>(&mut stops).at_field("PA")?;
+        out.pb = fp::increment_s::<u64>(&mut stops, pm.bit(1, r.buf), g, &mut self.dict.pb, None).at_field("PB")?;
+        out.pc = fp::default_s::<i32>(&mut stops, pm.bit(2, r.buf), -3).at_field("PC")?;
+        out.p3x = fp::copy_s::<i16>(&mut stops, pm.bit(3, r.buf), g, &mut self.dict.p3x, None).at_field("P3x")?;
+        r.pos = stops.pos();
+        Ok(4)
     }
 
     #[inline(always)]
@@ -1830,6 +2173,36 @@ impl Encoder {
         r.map_err(|e| *e)
     }
 
+    /// Appends the encoding of a `P1` message.
+    pub fn encode_p1(&mut self, m: &P1, out: &mut Vec<u8>) -> Result<(), fp::CodecError> {
+        let start = out.len();
+        let r = self.wt_p1(m, out, true);
+        if r.is_err() {
+            out.truncate(start);
+        }
+        r.map_err(|e| *e)
+    }
+
+    /// Appends the encoding of a `P2` message.
+    pub fn encode_p2(&mut self, m: &P2, out: &mut Vec<u8>) -> Result<(), fp::CodecError> {
+        let start = out.len();
+        let r = self.wt_p2(m, out, true);
+        if r.is_err() {
+            out.truncate(start);
+        }
+        r.map_err(|e| *e)
+    }
+
+    /// Appends the encoding of a `P3` message.
+    pub fn encode_p3(&mut self, m: &P3, out: &mut Vec<u8>) -> Result<(), fp::CodecError> {
+        let start = out.len();
+        let r = self.wt_p3(m, out, true);
+        if r.is_err() {
+            out.truncate(start);
+        }
+        r.map_err(|e| *e)
+    }
+
     /// Appends the encoding of a `Inner` message.
     pub fn encode_inner(&mut self, m: &Inner<'_>, out: &mut Vec<u8>) -> Result<(), fp::CodecError> {
         let start = out.len();
@@ -1884,6 +2257,9 @@ impl Encoder {
         match msg {
             Message::Ints(m) => self.wt_ints(m, out, top),
             Message::Rows(m) => self.wt_rows(m, out, top),
+            Message::P1(m) => self.wt_p1(m, out, top),
+            Message::P2(m) => self.wt_p2(m, out, top),
+            Message::P3(m) => self.wt_p3(m, out, top),
             Message::Inner(m) => self.wt_inner(m, out, top),
             Message::All(m) => self.wt_all(m, out, top),
             Message::Reset(m) => self.wt_reset(m, out, top),
@@ -1918,6 +2294,51 @@ impl Encoder {
             fp::put::put_u64(out, 4);
         }
         self.wr_rows(m, out, &mut bits).at_template("Rows")?;
+        bits.patch(out, at, 1);
+        Ok(())
+    }
+
+    fn wt_p1(&mut self, m: &P1, out: &mut Vec<u8>, top: bool) -> fp::Res<()> {
+        let send_tid = self.last_tid != Some(5);
+        self.last_tid = Some(5);
+        let at = out.len();
+        out.resize(at + 1, 0);
+        let mut bits = fp::put::Bits::<1>::default();
+        bits.push(send_tid);
+        if send_tid {
+            fp::put::put_u64(out, 5);
+        }
+        self.wr_p1(m, out, &mut bits).at_template("P1")?;
+        bits.patch(out, at, 1);
+        Ok(())
+    }
+
+    fn wt_p2(&mut self, m: &P2, out: &mut Vec<u8>, top: bool) -> fp::Res<()> {
+        let send_tid = self.last_tid != Some(6);
+        self.last_tid = Some(6);
+        let at = out.len();
+        out.resize(at + 1, 0);
+        let mut bits = fp::put::Bits::<1>::default();
+        bits.push(send_tid);
+        if send_tid {
+            fp::put::put_u64(out, 6);
+        }
+        self.wr_p2(m, out, &mut bits).at_template("P2")?;
+        bits.patch(out, at, 1);
+        Ok(())
+    }
+
+    fn wt_p3(&mut self, m: &P3, out: &mut Vec<u8>, top: bool) -> fp::Res<()> {
+        let send_tid = self.last_tid != Some(7);
+        self.last_tid = Some(7);
+        let at = out.len();
+        out.resize(at + 1, 0);
+        let mut bits = fp::put::Bits::<1>::default();
+        bits.push(send_tid);
+        if send_tid {
+            fp::put::put_u64(out, 7);
+        }
+        self.wr_p3(m, out, &mut bits).at_template("P3")?;
         bits.patch(out, at, 1);
         Ok(())
     }
@@ -2129,6 +2550,88 @@ impl Encoder {
             bits.push(fp::put::copy::<u64>(out, true, true, g, &mut self.dict.r4, m.r4, None));
         }
         bits.patch(out, at, 1);
+        Ok(())
+    }
+
+    fn wr_p1(&mut self, m: &P1, out: &mut Vec<u8>, bits: &mut fp::put::Bits<1>) -> fp::Res<()> {
+        let g = self.dict.gen;
+        {
+            if m.pk != 1 {
+                return fp::fail(fp::ErrorKind::ConstantMismatch, 0).at_field("PK");
+            }
+        }
+        {
+            fp::put::int::<u32>(out, m.pa);
+        }
+        {
+            bits.push(fp::put::copy::<u64>(out, true, false, g, &mut self.dict.pb, Some(m.pb), None));
+        }
+        {
+            let omit = Some(m.pc) == Some(-3);
+            bits.push(!omit);
+            if !omit {
+                fp::put::int::<i32>(out, m.pc);
+            }
+        }
+        {
+            bits.push(fp::put::copy::<u32>(out, false, false, g, &mut self.dict.pd, Some(m.pd), None));
+        }
+        {
+            bits.push(fp::put::copy::<u32>(out, false, false, g, &mut self.dict.p1x, Some(m.p1x), None));
+        }
+        Ok(())
+    }
+
+    fn wr_p2(&mut self, m: &P2, out: &mut Vec<u8>, bits: &mut fp::put::Bits<1>) -> fp::Res<()> {
+        let g = self.dict.gen;
+        {
+            if m.pk != 2 {
+                return fp::fail(fp::ErrorKind::ConstantMismatch, 0).at_field("PK");
+            }
+        }
+        {
+            fp::put::int::<u32>(out, m.pa);
+        }
+        {
+            bits.push(fp::put::copy::<u64>(out, true, false, g, &mut self.dict.pb, Some(m.pb), None));
+        }
+        {
+            let omit = Some(m.pc) == Some(-3);
+            bits.push(!omit);
+            if !omit {
+                fp::put::int::<i32>(out, m.pc);
+            }
+        }
+        {
+            bits.push(fp::put::copy::<u32>(out, false, false, g, &mut self.dict.pd, Some(m.pd), None));
+        }
+        {
+            fp::put::int::<i64>(out, m.p2x);
+        }
+        {
+            bits.push(fp::put::copy::<u32>(out, true, false, g, &mut self.dict.p2y, Some(m.p2y), None));
+        }
+        Ok(())
+    }
+
+    fn wr_p3(&mut self, m: &P3, out: &mut Vec<u8>, bits: &mut fp::put::Bits<1>) -> fp::Res<()> {
+        let g = self.dict.gen;
+        {
+            fp::put::int::<u32>(out, m.pa);
+        }
+        {
+            bits.push(fp::put::copy::<u64>(out, true, false, g, &mut self.dict.pb, Some(m.pb), None));
+        }
+        {
+            let omit = Some(m.pc) == Some(-3);
+            bits.push(!omit);
+            if !omit {
+                fp::put::int::<i32>(out, m.pc);
+            }
+        }
+        {
+            bits.push(fp::put::copy::<i16>(out, false, false, g, &mut self.dict.p3x, Some(m.p3x), None));
+        }
         Ok(())
     }
 
@@ -2623,6 +3126,22 @@ pub const TEMPLATES_XML: &str = concat!(
     "      <uInt32 name=\"R1\"><copy/></uInt32> <int64 name=\"R2\"/> <decimal name=\"R3\" presence=\"optional\"/>\n",
     "      <uInt64 name=\"R4\" presence=\"optional\"><increment/></uInt64>\n",
     "    </sequence>\n",
+    "  </template>\n",
+    "  <!-- Three templates that begin alike (a constant passed over, no operator, increment, a\n",
+    "       default, then copy in two of them): read through one prefix before the dispatch. -->\n",
+    "  <template name=\"P1\" id=\"5\">\n",
+    "    <uInt32 name=\"PK\"><constant value=\"1\"/></uInt32> <uInt32 name=\"PA\"/>\n",
+    "    <uInt64 name=\"PB\"><increment/></uInt64> <int32 name=\"PC\"><default value=\"-3\"/></int32>\n",
+    "    <uInt32 name=\"PD\"><copy/></uInt32> <uInt32 name=\"P1x\"><copy/></uInt32>\n",
+    "  </template>\n",
+    "  <template name=\"P2\" id=\"6\">\n",
+    "    <uInt32 name=\"PK\"><constant value=\"2\"/></uInt32> <uInt32 name=\"PA\"/>\n",
+    "    <uInt64 name=\"PB\"><increment/></uInt64> <int32 name=\"PC\"><default value=\"-3\"/></int32>\n",
+    "    <uInt32 name=\"PD\"><copy/></uInt32> <int64 name=\"P2x\"/> <uInt32 name=\"P2y\"><increment/></uInt32>\n",
+    "  </template>\n",
+    "  <template name=\"P3\" id=\"7\">\n",
+    "    <uInt32 name=\"PA\"/> <uInt64 name=\"PB\"><increment/></uInt64>\n",
+    "    <int32 name=\"PC\"><default value=\"-3\"/></int32> <int16 name=\"P3x\"><copy/></int16>\n",
     "  </template>\n",
     "  <template name=\"Inner\" id=\"2\"><uInt32 name=\"X\"><copy/></uInt32><string name=\"Y\" presence=\"optional\"/></template>\n",
     "  <template name=\"All\" id=\"1\">\n",

@@ -533,7 +533,7 @@ pub struct Decoder {
     opts: fp::DecodeOptions,
 }
 
-#[allow(unused_variables, clippy::needless_lifetimes, clippy::needless_late_init)]
+#[allow(unused_variables, clippy::needless_lifetimes, clippy::needless_late_init, clippy::manual_range_patterns)]
 impl Decoder {
     pub fn new() -> Self {
         Self::default()
@@ -626,7 +626,8 @@ impl Decoder {
         let mut pm = fp::Presence::default();
         r.presence_to(&mut pm)?;
         let at = r.pos;
-        match self.tid(r, &pm, at)? {
+        let tid = self.tid(r, &pm, at)?;
+        match tid {
             99 => {
                 let used = self.rd_done(r, &pm, &mut out.done, 0).at_template("Done")?;
                 Self::check_pmap(r, &pm, used, at).at_template("Done")?;
