@@ -314,6 +314,28 @@ fn codegen_writes_the_generated_module() {
         code == golden,
         "fastfeed codegen differs from the golden file"
     );
+    // Templates that begin alike: the golden file's common prefix, or none when asked.
+    let simple = format!("{root}/../sim/templates/simple.xml");
+    let d = dir.to_str().unwrap();
+    fastfeed_ok(&["codegen", &simple, "-o", d]);
+    let code = std::fs::read_to_string(dir.join("simple.rs")).unwrap();
+    let golden =
+        std::fs::read_to_string(format!("{root}/../codegen/tests/golden/sim_simple.rs")).unwrap();
+    assert!(
+        code == golden,
+        "fastfeed codegen differs from the golden file"
+    );
+    fastfeed_ok(&[
+        "codegen",
+        &simple,
+        "-o",
+        d,
+        "--name",
+        "plain",
+        "--no-common-prefix",
+    ]);
+    let plain = std::fs::read_to_string(dir.join("plain.rs")).unwrap();
+    assert!(code.contains("fn rx_quote(") && !plain.contains("fn rx_"));
     let out = fastfeed(&["codegen", "/nonexistent.xml", "-o", dir.to_str().unwrap()]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent.xml"));
