@@ -65,9 +65,11 @@ pub fn packets<'a>(
     if fa.framing == crate::InputFraming::Pcap || fastfeed_capture::is_capture(data) {
         let cap = fastfeed_capture::Capture::open(data)?;
         let mut it = cap.datagrams();
+        let mut dests = Destinations::default();
         // Each payload: borrowed from the file, or the index of its copy in `spill`.
         let held: Vec<(usize, Result<&'a [u8], usize>)> = it
             .by_ref()
+            .inspect(|d| dests.add(d.dst))
             .filter(|d| fa.udp.is_none_or(|u| d.dst == u))
             .map(|d| {
                 let offset = d.offset_in(data);
@@ -97,6 +99,9 @@ pub fn packets<'a>(
             selected: out.len() as u64,
             bytes: data.len() as u64,
         });
+        if fa.udp.is_none() {
+            dests.report();
+        }
         return Ok(out);
     }
     if let Some(u) = fa.udp {
@@ -129,8 +134,12 @@ pub fn stream_capture<T>(
     let reader = std::io::BufReader::with_capacity(1 << 20, file);
     let mut runs = fastfeed_capture::CaptureRuns::new(reader, udp).with_context(reading)?;
     let (mut index, mut stop) = (0, None);
+    let mut dests = Destinations::default();
     let read = loop {
         let more = runs.next_run(|d, offset| {
+            if udp.is_none() {
+                dests.add(d.dst);
+            }
             if stop.is_none() {
                 stop = take(fastfeed_packet::Packet {
                     index,
@@ -146,8 +155,51 @@ pub fn stream_capture<T>(
         }
     };
     report_capture(&runs.stats().lock().expect("not poisoned"));
+    dests.report();
     read.with_context(reading)?;
     Ok(stop)
+}
+
+/// A capture's datagrams per destination, to tell its feeds apart (lines A and B, the
+/// snapshot line, other traffic) when no `--udp` picked one. At most [`Destinations::MAX`]
+/// are told apart, whatever the capture holds; the rest are counted together.
+#[derive(Default)]
+struct Destinations {
+    each: std::collections::HashMap<std::net::SocketAddrV4, u64>,
+    others: u64,
+}
+
+impl Destinations {
+    const MAX: usize = 1024;
+
+    fn add(&mut self, dst: std::net::SocketAddrV4) {
+        if let Some(n) = self.each.get_mut(&dst) {
+            *n += 1;
+        } else if self.each.len() < Self::MAX {
+            self.each.insert(dst, 1);
+        } else {
+            self.others += 1;
+        }
+    }
+
+    /// On standard error when the capture held more than one destination: the busiest
+    /// eight with their datagrams, and how to pick one.
+    fn report(&self) {
+        if self.each.len() + (self.others > 0) as usize <= 1 {
+            return;
+        }
+        let mut by: Vec<_> = self.each.iter().collect();
+        by.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let mut list: Vec<String> = by.iter().take(8).map(|(d, n)| format!("{d} {n}")).collect();
+        let rest: u64 = by.iter().skip(8).map(|(_, n)| **n).sum::<u64>() + self.others;
+        if rest > 0 {
+            list.push(format!("others {rest}"));
+        }
+        eprintln!(
+            "capture: datagrams by destination (--udp GROUP:PORT reads one): {}",
+            list.join(", ")
+        );
+    }
 }
 
 /// What a capture held, on standard error: every frame is in one count.

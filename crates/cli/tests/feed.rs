@@ -299,6 +299,27 @@ fn decode_reads_a_pcap() {
         .enumerate()
         .all(|(i, m)| m["MsgSeqNum"] == i as u64 + 1));
 
+    // Without --udp every line's datagrams are read, and stderr says which destinations the
+    // capture held, the busiest first.
+    let out = fastfeed()
+        .args(["decode", "--count", "-t"])
+        .arg(format!(
+            "{}/../sim/templates/cme.xml",
+            env!("CARGO_MANIFEST_DIR")
+        ))
+        .args(["--skip-header", "5", "--reset-each-packet"])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(
+            "capture: datagrams by destination (--udp GROUP:PORT reads one): \
+             239.255.90.1:14310 300, 239.255.90.2:14311 300"
+        ),
+        "{err}"
+    );
+
     // The same feed sent on a link of a 96-byte MTU: most datagrams are in the capture as
     // IPv4 fragments. Read as it goes (a file) or whole (standard input), the same messages.
     let frag = dir.join("cme-frag.pcap");
