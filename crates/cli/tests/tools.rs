@@ -110,6 +110,48 @@ fn wrong_framing_and_missing_header_skip_are_named() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// Exchange packets with a sequence-number header in front of the messages, read without
+/// `--skip-header`: MOEX's (4 bytes, little-endian) and CME's (4 bytes big-endian, then a
+/// sub-channel byte). The hint names the header and the option, and with it the packets
+/// decode to what the corpus holds.
+#[test]
+fn a_sequence_header_in_front_of_the_messages_is_named() {
+    let tpl = corpus("moex-forts-2013/templates.xml");
+    let raw = std::fs::read(corpus("moex-forts-2013/increment_a.dat")).unwrap();
+    let ts = fastfeed_codec::parse_templates(&std::fs::read_to_string(&tpl).unwrap()).unwrap();
+    let mut dec = fastfeed_codec::Decoder::new(ts);
+    let packets = fastfeed_packet::split_at_resets(&mut dec, &raw).unwrap();
+    let dir = scratch("seq-header");
+    for (name, big_endian, skip) in [("le", false, "4"), ("be", true, "5")] {
+        let file = dir.join(format!("{name}.dat"));
+        let mut out = Vec::new();
+        for (i, pk) in packets.iter().take(500).enumerate() {
+            let seq = 482_727 + i as u32;
+            let mut rec = match big_endian {
+                true => [seq.to_be_bytes().as_slice(), &[7]].concat(),
+                false => seq.to_le_bytes().to_vec(),
+            };
+            rec.extend_from_slice(pk.bytes);
+            out.extend((rec.len() as u32).to_le_bytes());
+            out.extend(rec);
+        }
+        std::fs::write(&file, out).unwrap();
+        let base = ["decode", "-t", &tpl, "--framing", "len32le", "--count"];
+        let got = run(&[&base[..], &[p(&file)]].concat());
+        let err = stderr(&got);
+        assert!(
+            err.contains("sequence number (482727, 482728, ...)")
+                && err.contains(&format!("try --skip-header {skip} --reset-each-packet")),
+            "{err}"
+        );
+        let opts = ["--skip-header", skip, "--reset-each-packet", p(&file)];
+        let got = run(&[&base[..], &opts].concat());
+        assert!(got.status.success(), "{}", stderr(&got));
+        assert!(stderr(&got).contains("decoded 1000 messages in 500 packets, 0 errors"));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn decode_reads_stdin_writes_a_file_filters_and_counts() {
     let dir = scratch("decode-io");

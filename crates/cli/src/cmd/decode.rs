@@ -96,7 +96,8 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
     let mut errors = ErrorLog::new(a.max_errors);
     let mut sum = PacketSummary::default();
     let mut packets = 0usize;
-    let mut first_packet: Option<Vec<u8>> = None;
+    // The first bytes of the first packets, for the hint.
+    let mut heads: Vec<Vec<u8>> = Vec::new();
     // One packet through the decoder; Some(exit) ends the run (a closed pipe, a failed write).
     let mut take = |packet: Result<Packet<'_>, FramingError>| -> Option<Result<ExitCode>> {
         let packet = match packet {
@@ -107,7 +108,9 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
             }
         };
         packets += 1;
-        first_packet.get_or_insert_with(|| packet.bytes.to_vec());
+        if heads.len() < HEADS {
+            heads.push(packet.bytes[..packet.bytes.len().min(8)].to_vec());
+        }
         sum += pd.decode_resync(
             &packet,
             &mut builder,
@@ -166,12 +169,14 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
         }
         writeln!(err)?;
     }
-    if sum.messages == 0 && errors.total > 0 {
-        writeln!(
-            err,
-            "{}",
-            hint(&a.framing, &data, first_packet.as_deref(), &tally)
-        )?;
+    // Nothing decoded, or most packets failed (a header left in front of the messages can
+    // let a few decode by chance).
+    if errors.total > 0 && (sum.messages == 0 || 2 * errors.total >= packets) {
+        let what = match sum.messages {
+            0 => "no message decoded".to_string(),
+            _ => format!("{} errors in {packets} packets", errors.total),
+        };
+        writeln!(err, "{what}: {}", hint(&a.framing, &data, &heads, &tally))?;
     }
     Ok(if errors.total == 0 {
         ExitCode::SUCCESS
@@ -281,17 +286,29 @@ impl ErrorLog {
 }
 
 /// What to try when nothing decoded.
-fn hint(f: &FramingArgs, data: &[u8], first_packet: Option<&[u8]>, tally: &Tally) -> String {
-    let mut h = String::from("no message decoded: ");
+/// Packets whose first bytes the hint looks at.
+const HEADS: usize = 8;
+
+fn hint(f: &FramingArgs, data: &[u8], heads: &[Vec<u8>], tally: &Tally) -> String {
+    let mut h = String::new();
     if f.framing == InputFraming::Raw && looks_len32le(data) {
         h += "the input looks length-prefixed: try --framing len32le";
     } else if f.framing == InputFraming::Len32le && !looks_len32le(data) {
         h += "the input is not length-prefixed records: try --framing raw";
-    } else if f.skip_header == 0
-        && first_packet.is_some_and(|p| p.get(..4) == Some(&1u32.to_le_bytes()[..]))
-    {
-        h += "packets start with a packet sequence number, as `fastfeed generate` writes \
-              them: try --skip-header 4 --reset-each-packet";
+    } else if let (0, Some((first, big_endian))) = (f.skip_header, sequence_header(heads)) {
+        h += &match big_endian {
+            false => format!(
+                "packets start with a 4-byte little-endian sequence number ({first}, {}, ...), \
+                 as MOEX's and `fastfeed generate`'s do: try --skip-header 4 --reset-each-packet",
+                first + 1
+            ),
+            true => format!(
+                "packets start with a 4-byte big-endian sequence number ({first}, {}, ...), \
+                 as CME's do (then a sub-channel byte): try --skip-header 5 --reset-each-packet \
+                 (or --skip-header 4)",
+                first + 1
+            ),
+        };
     } else {
         h += "wrong templates for this data?";
         let ids = tally.unknown_ids();
@@ -304,6 +321,30 @@ fn hint(f: &FramingArgs, data: &[u8], first_packet: Option<&[u8]>, tally: &Tally
         }
     }
     h
+}
+
+/// Whether the first packets start with a 4-byte sequence number: one that never falls
+/// and rises by at most one a packet (two lines' packets may alternate), read
+/// little-endian or big-endian; its first value and whether it is big-endian.
+fn sequence_header(heads: &[Vec<u8>]) -> Option<(u32, bool)> {
+    let words: Vec<[u8; 4]> = heads
+        .iter()
+        .filter_map(|h| h.get(..4)?.try_into().ok())
+        .collect();
+    if words.len() < 3 || words.len() < heads.len() {
+        return None;
+    }
+    [false, true].into_iter().find_map(|be| {
+        let n: Vec<u32> = words
+            .iter()
+            .map(|w| match be {
+                true => u32::from_be_bytes(*w),
+                false => u32::from_le_bytes(*w),
+            })
+            .collect();
+        let steady = n.windows(2).all(|w| w[1] >= w[0] && w[1] - w[0] <= 1);
+        (steady && n[n.len() - 1] > n[0]).then_some((n[0], be))
+    })
 }
 
 /// Whether `data` reads as at least two `len32le` records (or one that fills it).
