@@ -147,12 +147,22 @@ impl<R: Read> CaptureRuns<R> {
         self
     }
 
-    /// Reads until `buf` holds `want` bytes or the input ends.
+    /// Reads until `buf` holds `want` bytes or the input ends. Each read takes what the
+    /// input has (up to 256 KiB more than wanted), so a pipe's records are parsed as they
+    /// come, not once a whole block has arrived.
     fn fill(&mut self, want: usize) -> io::Result<()> {
         while !self.eof && self.buf.len() < want {
-            let need = (want - self.buf.len()).max(256 << 10) as u64;
-            let got = (&mut self.input).take(need).read_to_end(&mut self.buf)? as u64;
-            self.eof = got < need;
+            let start = self.buf.len();
+            self.buf.resize(start + (want - start).max(256 << 10), 0);
+            let got = loop {
+                match self.input.read(&mut self.buf[start..]) {
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    other => break other,
+                }
+            };
+            let got = got.inspect_err(|_| self.buf.truncate(start))?;
+            self.buf.truncate(start + got);
+            self.eof = got == 0;
         }
         Ok(())
     }

@@ -114,25 +114,69 @@ pub fn packets<'a>(
     Ok(fa.framing.framing().packets(data).collect())
 }
 
-/// Whether `path` is a capture file to read as it goes ([`stream_capture`]): a pcap/pcapng
-/// by its magic number or `--framing pcap`, and not standard input.
-pub fn streams_capture(fa: &crate::FramingArgs, path: &Path) -> Result<bool> {
-    Ok(path.as_os_str() != "-"
-        && (fa.framing == crate::InputFraming::Pcap || is_capture_file(path)?))
+/// An input opened for reading: a capture read as it goes, or the whole input's bytes.
+pub enum Opened {
+    Capture(CaptureInput),
+    Whole(Vec<u8>),
 }
 
-/// A capture's UDP payloads (those to `udp`, or all), read a megabyte of records at a time
-/// whatever the file's size, each to `take` until it returns Some, which is returned. The
+/// A capture read a run of records at a time ([`stream_capture`]).
+pub struct CaptureInput {
+    name: String,
+    reader: Box<dyn std::io::Read>,
+    run_bytes: usize,
+}
+
+/// File bytes per run of a capture on standard input: small, so that a live pipe
+/// (`tcpdump -w - | fastfeed decode -t T -`) is decoded as it comes.
+const STDIN_RUN_BYTES: usize = 64 << 10;
+
+/// Opens `path` (`-`: standard input): a pcap/pcapng capture (by its magic number, or
+/// `--framing pcap`) to read as it goes, in bounded memory; anything else read whole.
+pub fn open(fa: &crate::FramingArgs, path: &Path) -> Result<Opened> {
+    let pcap = fa.framing == crate::InputFraming::Pcap;
+    if path.as_os_str() != "-" {
+        if !(pcap || is_capture_file(path)?) {
+            return Ok(Opened::Whole(bytes(path)?));
+        }
+        let file =
+            std::fs::File::open(path).with_context(|| format!("reading {}", path.display()))?;
+        return Ok(Opened::Capture(CaptureInput {
+            name: path.display().to_string(),
+            reader: Box::new(file),
+            run_bytes: fastfeed_capture::RUN_BYTES,
+        }));
+    }
+    // The magic number, read first and put back in front of the rest.
+    let stdin = std::io::stdin();
+    let mut head = Vec::new();
+    std::io::Read::read_to_end(&mut std::io::Read::take(stdin.lock(), 4), &mut head)
+        .context("reading standard input")?;
+    if pcap || fastfeed_capture::is_capture(&head) {
+        let reader = std::io::Read::chain(std::io::Cursor::new(head), stdin);
+        return Ok(Opened::Capture(CaptureInput {
+            name: "standard input".into(),
+            reader: Box::new(reader),
+            run_bytes: STDIN_RUN_BYTES,
+        }));
+    }
+    std::io::Read::read_to_end(&mut stdin.lock(), &mut head).context("reading standard input")?;
+    Ok(Opened::Whole(head))
+}
+
+/// A capture's UDP payloads (those to `udp`, or all), read a run of records at a time
+/// whatever its size, each to `take` until it returns Some, which is returned. The
 /// capture's counts go to standard error at the end.
 pub fn stream_capture<T>(
-    path: &Path,
+    input: CaptureInput,
     udp: Option<std::net::SocketAddrV4>,
     mut take: impl FnMut(fastfeed_packet::Packet<'_>) -> Option<T>,
 ) -> Result<Option<T>> {
-    let reading = || format!("reading {}", path.display());
-    let file = std::fs::File::open(path).with_context(reading)?;
-    let reader = std::io::BufReader::with_capacity(1 << 20, file);
-    let mut runs = fastfeed_capture::CaptureRuns::new(reader, udp).with_context(reading)?;
+    let name = input.name;
+    let reading = || format!("reading {name}");
+    let mut runs = fastfeed_capture::CaptureRuns::new(input.reader, udp)
+        .with_context(reading)?
+        .run_bytes(input.run_bytes);
     let (mut index, mut stop) = (0, None);
     let mut dests = Destinations::default();
     let read = loop {

@@ -408,6 +408,69 @@ fn decode_reads_a_pcap() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// A capture piped in as it is taken (`tcpdump -w - | fastfeed decode ... -`): messages come
+/// out while the capture is still being written, and once it ends they are the file's.
+#[test]
+fn a_capture_on_standard_input_is_decoded_as_it_comes() {
+    use std::io::{BufRead, Write};
+    let dir = scratch("feed-pipe");
+    let pcap = dir.join("cme.pcap");
+    let out = fastfeed()
+        .args(["generate", "cme", "-n", "3000", "--mtu", "96", "-o"])
+        .arg(&pcap)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let data = std::fs::read(&pcap).unwrap();
+    let tpl = format!("{}/../sim/templates/cme.xml", env!("CARGO_MANIFEST_DIR"));
+    let args = [
+        "decode",
+        "-t",
+        &tpl,
+        "--udp",
+        "239.255.90.1:14310",
+        "--skip-header",
+        "5",
+        "--reset-each-packet",
+    ];
+    let whole = fastfeed().args(args).arg(&pcap).output().unwrap();
+    assert!(whole.status.success());
+    let mut child = fastfeed()
+        .args(args)
+        .arg("-")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut lines = std::io::BufReader::new(stdout).lines();
+        let first = lines.next().unwrap().unwrap();
+        tx.send(()).unwrap();
+        let mut all = vec![first];
+        all.extend(lines.map(Result::unwrap));
+        all
+    });
+    // A quarter of the capture, more than one run: its messages come out before the rest.
+    stdin.write_all(&data[..data.len() / 4]).unwrap();
+    stdin.flush().unwrap();
+    let early = rx.recv_timeout(Duration::from_secs(30));
+    stdin.write_all(&data[data.len() / 4..]).unwrap();
+    drop(stdin);
+    let lines = reader.join().unwrap();
+    assert!(child.wait().unwrap().success());
+    assert!(early.is_ok(), "no message before the capture ended");
+    assert_eq!(
+        lines.join("\n") + "\n",
+        String::from_utf8(whole.stdout).unwrap()
+    );
+    assert_eq!(lines.len(), 3000);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn handle_reads_a_pcap_and_reports_what_it_held() {
     let dir = scratch("feed-handle-pcap");

@@ -61,13 +61,15 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
     table::json_takes_no_template(a.template.as_deref())?;
     let templates = input::templates(&a.framing.templates, !a.framing.no_scp)?;
     let only = Filter::new(&a.only, &templates, &a.framing.templates)?;
-    // A capture file is read a run of records at a time, whatever its size; other inputs
-    // whole (a raw stream resynchronises at Reset messages anywhere in it).
-    let streamed = input::streams_capture(&a.framing, &a.input)?;
-    let data = match streamed {
-        true => input::head(&a.input, 64 << 10)?, // For the hint when nothing decodes.
-        false => input::bytes_or_stdin(&a.input)?,
+    // A capture (a file or standard input) is read a run of records at a time, whatever its
+    // size; other inputs whole (a raw stream resynchronises at Reset messages anywhere in it).
+    let (capture, data) = match input::open(&a.framing, &a.input)? {
+        input::Opened::Capture(c) => (Some(c), Vec::new()),
+        input::Opened::Whole(data) => (None, data),
     };
+    // A capture on standard input may be live (`tcpdump -w - | fastfeed decode ... -`): each
+    // packet's lines go out as it is decoded.
+    let live = capture.is_some() && a.input.as_os_str() == "-";
     let out: Box<dyn Write> = match (&a.output, a.count) {
         (_, true) => Box::new(std::io::sink()),
         (Some(p), _) => {
@@ -127,6 +129,11 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
                 errors.decode(r);
             },
         );
+        if live && sink.failed.is_none() {
+            if let Err(e) = sink.out.flush() {
+                sink.failed = Some(e);
+            }
+        }
         let e = sink.failed.take()?;
         // A closed pipe (`| head`) is a normal way to stop.
         Some(match e.kind() {
@@ -134,8 +141,8 @@ pub fn run(a: DecodeArgs) -> Result<ExitCode> {
             _ => Err(anyhow::Error::new(e).context("writing the messages")),
         })
     };
-    if streamed {
-        if let Some(exit) = input::stream_capture(&a.input, a.framing.udp, |p| take(Ok(p)))? {
+    if let Some(c) = capture {
+        if let Some(exit) = input::stream_capture(c, a.framing.udp, |p| take(Ok(p)))? {
             return exit;
         }
     } else {

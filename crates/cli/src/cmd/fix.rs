@@ -203,14 +203,16 @@ fn walk(
     errors: &mut Errors,
     mut each: impl FnMut(&mut Converter, Msg, &[u8]),
 ) -> Result<()> {
-    if input::streams_capture(fa, path)? {
-        input::stream_capture(path, fa.udp, |packet| {
-            walk_packet(fa, packet, conv, errors, &mut each);
-            None::<()>
-        })?;
-        return Ok(());
-    }
-    let data = input::bytes_or_stdin(path)?;
+    let data = match input::open(fa, path)? {
+        input::Opened::Capture(c) => {
+            input::stream_capture(c, fa.udp, |packet| {
+                walk_packet(fa, packet, conv, errors, &mut each);
+                None::<()>
+            })?;
+            return Ok(());
+        }
+        input::Opened::Whole(data) => data,
+    };
     let mut spill = Vec::new();
     for packet in input::packets(fa, &data, &mut spill)? {
         match packet {
