@@ -13,6 +13,9 @@ use crate::{Capture, CaptureError, CaptureStats, Datagram, Format, Reassembly};
 /// File bytes per run.
 pub const RUN_BYTES: usize = 1 << 20;
 
+/// The most bytes one read takes.
+const CHUNK: usize = 256 << 10;
+
 /// A record longer than this is taken for damage: it bounds what a bad length can make the
 /// reader hold.
 const MAX_RECORD: usize = 64 << 20;
@@ -85,6 +88,8 @@ pub struct CaptureRuns<R> {
     stats: Arc<Mutex<PayloadStats>>,
     /// Datagrams whose fragments are still coming, carried from run to run.
     reassembly: Reassembly,
+    /// Where each read lands before it joins `buf` (zeroed once, when first needed).
+    chunk: Option<Box<[u8]>>,
 }
 
 impl<R: Read> CaptureRuns<R> {
@@ -103,6 +108,7 @@ impl<R: Read> CaptureRuns<R> {
             run_bytes: RUN_BYTES,
             stats: Arc::default(),
             reassembly: Reassembly::default(),
+            chunk: None,
         };
         let read = |e: io::Error| CaptureError::Read(e.to_string());
         s.fill(24).map_err(read)?;
@@ -148,20 +154,18 @@ impl<R: Read> CaptureRuns<R> {
     }
 
     /// Reads until `buf` holds `want` bytes or the input ends. Each read takes what the
-    /// input has (up to 256 KiB more than wanted), so a pipe's records are parsed as they
-    /// come, not once a whole block has arrived.
+    /// input has (up to [`CHUNK`] bytes), so a pipe's records are parsed as they come, not
+    /// once a whole block has arrived.
     fn fill(&mut self, want: usize) -> io::Result<()> {
         while !self.eof && self.buf.len() < want {
-            let start = self.buf.len();
-            self.buf.resize(start + (want - start).max(256 << 10), 0);
+            let chunk = self.chunk.get_or_insert_with(|| vec![0; CHUNK].into_boxed_slice());
             let got = loop {
-                match self.input.read(&mut self.buf[start..]) {
+                match self.input.read(chunk) {
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    other => break other,
+                    other => break other?,
                 }
             };
-            let got = got.inspect_err(|_| self.buf.truncate(start))?;
-            self.buf.truncate(start + got);
+            self.buf.extend_from_slice(&chunk[..got]);
             self.eof = got == 0;
         }
         Ok(())
