@@ -158,7 +158,9 @@ impl<R: Read> CaptureRuns<R> {
     /// once a whole block has arrived.
     fn fill(&mut self, want: usize) -> io::Result<()> {
         while !self.eof && self.buf.len() < want {
-            let chunk = self.chunk.get_or_insert_with(|| vec![0; CHUNK].into_boxed_slice());
+            let chunk = self
+                .chunk
+                .get_or_insert_with(|| vec![0; CHUNK].into_boxed_slice());
             let got = loop {
                 match self.input.read(chunk) {
                     Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
