@@ -69,7 +69,11 @@ pub fn packets<'a>(
         // Each payload: borrowed from the file, or the index of its copy in `spill`.
         let held: Vec<(usize, Result<&'a [u8], usize>)> = it
             .by_ref()
-            .inspect(|d| dests.add(d.dst))
+            .inspect(|d| {
+                if fa.udp.is_none() {
+                    dests.add(d.dst);
+                }
+            })
             .filter(|d| fa.udp.is_none_or(|u| d.dst == u))
             .map(|d| {
                 let offset = d.offset_in(data);

@@ -325,6 +325,35 @@ fn uses_dict<'f, 't: 'f>(fields: impl IntoIterator<Item = &'f Field<'t>>) -> boo
     })
 }
 
+/// The statements of `fields`, their presence bits from `start`: the dictionary's
+/// generation if they use it, then each field, from the stop-bit mask where `masked` (made
+/// here unless the function was handed `stops`) or else from the reader, and the reader's
+/// position written back after a masked run. Returns where the bits end.
+fn emit_fields(
+    plan: &Plan,
+    fields: &[&Field],
+    start: u32,
+    masked: bool,
+    stops_given: bool,
+    o: &mut Out,
+) -> Result<Cursor, Error> {
+    if uses_dict(fields.iter().copied()) {
+        o.line("let g = self.dict.gen;");
+    }
+    if masked && !stops_given {
+        o.line("let mut stops = r.stops();");
+    }
+    let src = if masked { Src::Stops } else { Src::Reader };
+    let mut cur = Cursor::At(start);
+    for f in fields {
+        field(plan, f, &mut cur, o, src)?;
+    }
+    if masked {
+        o.line("r.pos = stops.pos();");
+    }
+    Ok(cur)
+}
+
 fn emit_seg(plan: &Plan, i: usize, o: &mut Out) -> Result<(), Error> {
     let seg = &plan.segs[i];
     let (lt, reader) = sig(plan, i);
@@ -365,22 +394,10 @@ fn emit_seg(plan: &Plan, i: usize, o: &mut Out) -> Result<(), Error> {
         }
         0
     };
-    if uses_dict(&seg.fields) {
-        o.line("let g = self.dict.gen;");
-    }
-    let mut cur = Cursor::At(start);
     // Integers and decimals alone: their ends from a mask of the stop bits (`fp::Stops`).
     let masked = masked_segment(&seg.fields);
-    if masked {
-        o.line("let mut stops = r.stops();");
-    }
-    let src = if masked { Src::Stops } else { Src::Reader };
-    for f in &seg.fields {
-        field(plan, f, &mut cur, o, src)?;
-    }
-    if masked {
-        o.line("r.pos = stops.pos();");
-    }
+    let fields: Vec<&Field> = seg.fields.iter().collect();
+    let cur = emit_fields(plan, &fields, start, masked, false, o)?;
     if seg.role == Role::Message {
         o.line(format!("Ok({})", cur.end()));
     } else {

@@ -11,8 +11,8 @@
 
 use fastfeed_codec::template::{FieldType, Initial, Kind, Op, Scalar};
 
-use super::fields::{field, int_stmt, masked_segment, Src};
-use super::{uses_dict, Cursor};
+use super::fields::{int_stmt, masked_segment, Src};
+use super::{emit_fields, sig, Cursor};
 use crate::emit::{quote, Out};
 use crate::plan::{has_slot, Plan};
 use crate::Error;
@@ -62,12 +62,12 @@ fn leading<'t>(plan: &Plan<'t>, t: usize, src: Src) -> Vec<(usize, Sig<'t>)> {
         if int_stmt(plan, s, it, bit, "n", "v", src).is_err() {
             break;
         }
-        out.push((i, sig(plan, &f.instr.name, s)));
+        out.push((i, signature(plan, &f.instr.name, s)));
     }
     out
 }
 
-fn sig<'t>(plan: &Plan<'t>, name: &'t str, s: &'t Scalar) -> Sig<'t> {
+fn signature<'t>(plan: &Plan<'t>, name: &'t str, s: &'t Scalar) -> Sig<'t> {
     Sig {
         name,
         ty: s.ty,
@@ -213,13 +213,7 @@ pub(super) fn emit_rest(plan: &Plan, p: &Prefix, o: &mut Out) -> Result<(), Erro
     for (m, &t) in p.members.iter().enumerate() {
         let tpl = &plan.templates[t];
         let seg = &plan.segs[tpl.seg];
-        let lt = plan.lt(tpl.seg);
-        let reader = if seg.borrows {
-            "fp::Reader<'a>"
-        } else {
-            "fp::Reader<'_>"
-        };
-        let fn_lt = if seg.borrows { "<'a>" } else { "" };
+        let (fn_lt, reader) = sig(plan, tpl.seg);
         let stops = if p.masked {
             ", mut stops: fp::Stops<'_>"
         } else {
@@ -227,8 +221,10 @@ pub(super) fn emit_rest(plan: &Plan, p: &Prefix, o: &mut Out) -> Result<(), Erro
         };
         o.line("#[inline(always)]");
         o.open(format!(
-            "fn rx_{}{fn_lt}(&mut self, r: &mut {reader}, pm: &fp::Presence, out: &mut {}{lt}{stops}, depth: u32) -> fp::Res<u32> {{",
-            seg.fn_name, seg.type_name
+            "fn rx_{}{fn_lt}(&mut self, r: &mut {reader}, pm: &fp::Presence, out: &mut {}{}{stops}, depth: u32) -> fp::Res<u32> {{",
+            seg.fn_name,
+            seg.type_name,
+            plan.lt(tpl.seg)
         ));
         let rest: Vec<_> = seg
             .fields
@@ -237,17 +233,7 @@ pub(super) fn emit_rest(plan: &Plan, p: &Prefix, o: &mut Out) -> Result<(), Erro
             .filter(|(i, _)| !p.hoisted[m].contains(i))
             .map(|(_, f)| f)
             .collect();
-        if uses_dict(rest.iter().copied()) {
-            o.line("let g = self.dict.gen;");
-        }
-        let src = if p.masked { Src::Stops } else { Src::Reader };
-        let mut cur = Cursor::At(1 + p.bits);
-        for f in rest {
-            field(plan, f, &mut cur, o, src)?;
-        }
-        if p.masked {
-            o.line("r.pos = stops.pos();");
-        }
+        let cur = emit_fields(plan, &rest, 1 + p.bits, p.masked, true, o)?;
         o.line(format!("Ok({})", cur.end()));
         o.close("}");
         o.line("");
