@@ -3,7 +3,8 @@
 //!
 //! Framings: `raw` is one continuous stream of messages (a capture of UDP payloads laid end
 //! to end); `len32le` is records of a 4-byte little-endian length and a payload, each payload
-//! one packet. A packet may start with a header of N bytes (a packet sequence number, say)
+//! one packet; `block` is the spec's blocks (§10), each a stop-bit size and its messages, each
+//! block one packet. A packet may start with a header of N bytes (a packet sequence number, say)
 //! before its messages.
 
 mod framing;
@@ -14,7 +15,10 @@ mod resync;
 mod split;
 mod stream;
 
-pub use framing::{len32le_packets, write_len32le, Framing, FramingError, Packet};
+pub use framing::{
+    block_packets, block_size_prefix, len32le_packets, write_blocks, write_len32le, Framing,
+    FramingError, Packet, BLOCK_SIZE_BYTES,
+};
 pub use packet_decoder::{PacketDecoder, PacketError, PacketOptions, PacketSummary, Recovery};
 pub use reader::PacketReader;
 pub use resync::SyncMarkers;

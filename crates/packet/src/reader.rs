@@ -1,11 +1,12 @@
 //! Packets read from a file or any other `io::Read` in bounded memory, one at a time: a
-//! `len32le` record, or the messages of a `raw` stream from one resetting message to the
+//! `len32le` record, a block (the spec's block framing), or the messages of a `raw` stream from one resetting message to the
 //! next ([`split_at_resets`](crate::split_at_resets) as it reads).
 
 use std::io::Read;
 
 use fastfeed_codec::{Decoder, ErrorKind};
 
+use crate::framing::{block_size, BlockSize, BLOCK_SIZE_BYTES};
 use crate::held::Held;
 use crate::split::ResetSeen;
 use crate::{FramingError, Packet, PacketError, StreamError, DEFAULT_MAX_PACKET, RAW_WINDOW};
@@ -29,6 +30,7 @@ pub struct PacketReader<R> {
 
 enum Cut {
     Len32Le,
+    Block,
     /// `decoder` walks the messages to find where each starts; `scan` bytes of the current
     /// packet (from `w.pos`) are walked.
     Raw {
@@ -41,6 +43,11 @@ impl<R: Read> PacketReader<R> {
     /// `len32le` records: a 4-byte little-endian length, then the packet.
     pub fn len32le(input: R) -> Self {
         Self::with(input, Cut::Len32Le)
+    }
+
+    /// The spec's blocks: a stop-bit block size, then the block (see [`crate::Framing::Block`]).
+    pub fn block(input: R) -> Self {
+        Self::with(input, Cut::Block)
     }
 
     /// A `raw` stream cut into packets at each message of a template with `reset`, as
@@ -101,14 +108,15 @@ impl<R: Read> PacketReader<R> {
         self.w.position()
     }
 
-    /// The next packet, `None` at the end of the input. After an error the reader ends: the
-    /// next packet's start is not known.
+    /// The next packet, `None` at the end of the input. After an error the reader ends (the
+    /// next packet's start is not known), except after a block of size zero.
     pub fn next_packet(&mut self) -> Result<Option<Packet<'_>>, StreamError> {
         if self.finished {
             return Ok(None);
         }
         let step = match self.cut {
             Cut::Len32Le => self.len32le_step(),
+            Cut::Block => self.block_step(),
             Cut::Raw { .. } => self.raw_step(),
         };
         match step {
@@ -125,7 +133,8 @@ impl<R: Read> PacketReader<R> {
                 Ok(None)
             }
             Err(e) => {
-                self.finished = true;
+                // A block of size zero ends where its prefix does: the next one follows.
+                self.finished = !matches!(e, StreamError::Framing(FramingError::ZeroBlock { .. }));
                 Err(e)
             }
         }
@@ -143,6 +152,51 @@ impl<R: Read> PacketReader<R> {
         }
         let prefix = &w.buf[w.pos..w.pos + 4];
         let len = u32::from_le_bytes(prefix.try_into().expect("4 bytes")) as usize;
+        self.take_record(offset, 4, len)
+    }
+
+    /// The next block's (input offset, buffer start, length), consumed. The size prefix is
+    /// read a byte more at a time as needed, so a live pipe's last small block is not held
+    /// back waiting for bytes that have not come.
+    fn block_step(&mut self) -> Result<Option<(usize, usize, usize)>, StreamError> {
+        let index = self.index;
+        loop {
+            let w = &mut self.w;
+            let offset = w.position();
+            let need = w.held() + 1;
+            match block_size(&w.buf[w.pos..w.end]) {
+                BlockSize::Size { len: 0, prefix } => {
+                    w.pos += prefix;
+                    self.index += 1;
+                    return Err(FramingError::ZeroBlock {
+                        index,
+                        offset,
+                        prefix,
+                    }
+                    .into());
+                }
+                BlockSize::Size { len, prefix } => return self.take_record(offset, prefix, len),
+                BlockSize::Bad => return Err(FramingError::BadBlockSize { index, offset }.into()),
+                BlockSize::Short if w.eof => {
+                    return match w.held() {
+                        0 => Ok(None),
+                        _ => Err(FramingError::TruncatedLength { index, offset }.into()),
+                    };
+                }
+                BlockSize::Short => w.hold(need.min(BLOCK_SIZE_BYTES), LEN32_CHUNK)?,
+            }
+        }
+    }
+
+    /// A record of `len` bytes after a `prefix`-byte length at `offset` (the held position):
+    /// held and consumed, or the error that stops the reader.
+    fn take_record(
+        &mut self,
+        offset: usize,
+        prefix: usize,
+        len: usize,
+    ) -> Result<Option<(usize, usize, usize)>, StreamError> {
+        let (index, w) = (self.index, &mut self.w);
         if len > self.max_packet {
             return Err(StreamError::PacketTooLong {
                 index,
@@ -151,8 +205,8 @@ impl<R: Read> PacketReader<R> {
                 max: self.max_packet,
             });
         }
-        w.hold(4 + len, LEN32_CHUNK)?;
-        let available = w.held() - 4;
+        w.hold(prefix + len, LEN32_CHUNK)?;
+        let available = w.held() - prefix;
         if available < len {
             // The input ends here: nothing after a cut packet, all of it read.
             w.pos = w.end;
@@ -164,9 +218,9 @@ impl<R: Read> PacketReader<R> {
             }
             .into());
         }
-        let start = w.pos + 4;
+        let start = w.pos + prefix;
         w.pos = start + len;
-        Ok(Some((offset + 4, start, len)))
+        Ok(Some((offset + prefix, start, len)))
     }
 
     /// Walks messages from the end of the current packet's walked part until one that resets

@@ -37,11 +37,14 @@ pub enum StreamError {
 }
 
 impl StreamError {
-    /// Whether decoding of a `len32le` stream goes on after this error: a bad packet is
-    /// skipped, but a broken frame or a read error leave the rest unlocated. In a `raw`
-    /// stream every error is the last.
+    /// Whether decoding of a `len32le` or block stream goes on after this error: a bad
+    /// packet or a block of size zero is skipped, but a broken frame or a read error leave
+    /// the rest unlocated. In a `raw` stream every error is the last.
     pub fn is_recoverable(&self) -> bool {
-        matches!(self, StreamError::Decode(_))
+        matches!(
+            self,
+            StreamError::Decode(_) | StreamError::Framing(FramingError::ZeroBlock { .. })
+        )
     }
 }
 
@@ -61,8 +64,13 @@ pub struct StreamDecoder<R> {
 
 impl<R: Read> StreamDecoder<R> {
     pub fn new(input: R, framing: Framing, decoder: Decoder, opts: PacketOptions) -> Self {
+        let r = match framing {
+            Framing::Block => PacketReader::block(input),
+            // A raw stream's window is the reader's held bytes.
+            Framing::Len32Le | Framing::Raw => PacketReader::len32le(input),
+        };
         StreamDecoder {
-            r: PacketReader::len32le(input),
+            r,
             framing,
             pd: PacketDecoder::new(decoder, opts),
             window: RAW_WINDOW,
@@ -122,7 +130,7 @@ impl<R: Read> StreamDecoder<R> {
             return None;
         }
         let r = match self.framing {
-            Framing::Len32Le => self.next_packet(handler, on_message),
+            Framing::Len32Le | Framing::Block => self.next_packet(handler, on_message),
             Framing::Raw => self.next_window(handler, on_message),
         };
         match r {

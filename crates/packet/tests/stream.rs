@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use fastfeed_codec::{Decoder, Message, MessageBuilder, Templates};
 use fastfeed_packet::{
-    len32le_packets, split_at_resets, write_len32le, Framing, FramingError, PacketDecoder,
-    PacketOptions, PacketReader, StreamDecoder, StreamError, RAW_WINDOW,
+    len32le_packets, split_at_resets, write_blocks, write_len32le, Framing, FramingError,
+    PacketDecoder, PacketOptions, PacketReader, StreamDecoder, StreamError, RAW_WINDOW,
 };
 
 fn corpus(path: &str) -> Vec<u8> {
@@ -124,6 +124,59 @@ fn len32le_stream_matches_in_memory() {
         1,
     );
     same(&got, &want, "");
+}
+
+#[test]
+fn block_stream_matches_in_memory_and_passes_over_a_zero_block() {
+    let ts = templates("mfast-complex/example.xml");
+    let framed = corpus("mfast-complex/complex30000.dat");
+    let packets: Vec<&[u8]> = len32le_packets(&framed).map(|p| p.unwrap().bytes).collect();
+    let mut data = Vec::new();
+    write_blocks(packets[..1000].iter().copied(), &mut data).unwrap();
+    let zero_at = data.len();
+    data.push(0x80); // a block of size zero (ERR D12): reported, and the next block follows
+    write_blocks(packets[1000..].iter().copied(), &mut data).unwrap();
+    // In memory, going on after the zero block as the stream does.
+    let mut pd = PacketDecoder::new(Decoder::new(ts.clone()), PacketOptions::default());
+    let (mut msgs, mut errs) = (Vec::new(), Vec::new());
+    let mut b = MessageBuilder::new();
+    for p in Framing::Block.packets(&data) {
+        match p {
+            Ok(p) => {
+                pd.decode_packet(&p, &mut b, |b, _| msgs.extend(b.take()))
+                    .unwrap();
+            }
+            Err(e) => errs.push(e.to_string()),
+        }
+    }
+    let want = (msgs, errs);
+    assert_eq!(want.0.len(), 30_001);
+    assert_eq!(
+        want.1,
+        [format!(
+            "packet 1000 at byte {zero_at}: a block of size zero [ERR D12]"
+        )]
+    );
+    for chunk in [1, 13, 1 << 20] {
+        let got = streamed(
+            &ts,
+            &data,
+            Framing::Block,
+            PacketOptions::default(),
+            chunk,
+            1,
+        );
+        same(&got, &want, &format!("chunk {chunk}"));
+    }
+    // Cut inside the last block: the same messages before it, then the cut.
+    let cut = &data[..data.len() - 1];
+    let got = streamed(&ts, cut, Framing::Block, PacketOptions::default(), 64, 1);
+    assert_eq!(got.0.len(), 30_000);
+    assert!(
+        got.1.last().unwrap().contains("runs past the end"),
+        "{:?}",
+        got.1
+    );
 }
 
 #[test]
