@@ -49,6 +49,9 @@ if [ -d "$shared" ]; then
   done
   head -c 4000 "$shared/mfast-complex/complex30000.dat" > corpus/framing/mfast
 fi
+# The spec's blocks: an overlong size 3, a block of size zero, a block of 2.
+mkdir -p corpus/framing
+printf '\x00\x83\x01\x02\x03\x80\x82\x04\x05' > corpus/framing/blocks
 # A pcap of one UDP datagram (Ethernet, IPv4, 8 bytes of payload), run size byte first.
 mkdir -p corpus/capture
 printf '\x08\xd4\xc3\xb2\xa1\x02\x00\x04\x00\x00\x00\x00\x00\x00\x00\x00\x00\xff\xff\x00\x00\x01\x00\x00\x00%b%b%b%b%b' \

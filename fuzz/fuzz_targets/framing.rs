@@ -5,7 +5,10 @@
 use std::sync::{Arc, OnceLock};
 
 use fastfeed_codec::{Decoder, Templates};
-use fastfeed_packet::{len32le_packets, Framing, PacketDecoder, PacketOptions, PacketReader};
+use fastfeed_packet::{
+    block_packets, len32le_packets, Framing, FramingError, PacketDecoder, PacketOptions,
+    PacketReader, StreamError,
+};
 use libfuzzer_sys::fuzz_target;
 
 fn templates() -> &'static Arc<Templates> {
@@ -17,7 +20,7 @@ fn templates() -> &'static Arc<Templates> {
 }
 
 fuzz_target!(|data: &[u8]| {
-    for framing in [Framing::Raw, Framing::Len32Le] {
+    for framing in [Framing::Raw, Framing::Len32Le, Framing::Block] {
         let mut pd = PacketDecoder::new(
             Decoder::new(templates().clone()),
             PacketOptions {
@@ -62,15 +65,28 @@ fuzz_target!(|data: &[u8]| {
     streamed(data);
 });
 
-/// The streaming packet reader: `len32le` gives the packets the in-memory reader gives up
-/// to the first error; a raw stream's packets lie end to end within the input.
+/// The streaming packet reader: `len32le` and blocks give the packets the in-memory reader
+/// gives up to the first error (past blocks of size zero, which both pass over); a raw
+/// stream's packets lie end to end within the input.
 fn streamed(data: &[u8]) {
     let mut r = PacketReader::len32le(data).max_packet(1 << 12);
     for want in len32le_packets(data) {
         match (want, r.next_packet()) {
             (Ok(w), Ok(Some(g))) => assert_eq!(w, g),
             (_, Ok(Some(g))) => panic!("a packet the in-memory reader refused: {g:?}"),
-            _ => return,
+            _ => break,
+        }
+    }
+    let mut r = PacketReader::block(data).max_packet(1 << 12);
+    for want in block_packets(data) {
+        match (want, r.next_packet()) {
+            (Ok(w), Ok(Some(g))) => assert_eq!(w, g),
+            (
+                Err(w @ FramingError::ZeroBlock { .. }),
+                Err(StreamError::Framing(g @ FramingError::ZeroBlock { .. })),
+            ) => assert_eq!(w, g),
+            (_, Ok(Some(g))) => panic!("a block the in-memory reader refused: {g:?}"),
+            _ => break,
         }
     }
     let mut r = PacketReader::raw(data, Decoder::new(templates().clone()))

@@ -22,8 +22,10 @@ Tables
     The tables are built in Rust and handed to pyarrow through the Arrow C data interface.
 
 Framings are those of the ``fastfeed`` command line: ``"raw"`` (one stream of messages, as
-the MOEX captures) and ``"len32le"`` (a 4-byte little-endian length before each packet),
-with ``skip_header`` bytes before each packet's messages and ``reset_each_packet``.
+the MOEX captures), ``"len32le"`` (a 4-byte little-endian length before each packet),
+``"block"`` (the FAST spec's blocks: each one's size as a stop-bit integer before it) and
+``"pcap"``, with ``skip_header`` bytes before each packet's messages and
+``reset_each_packet``.
 """
 
 from ._native import (

@@ -11,7 +11,7 @@ Message = Dict[str, Any]
 bytes, list of dicts (a sequence), dict (a group or a nested message)."""
 
 PathLike = Union[str, "os.PathLike[str]"]
-Framing = Literal["raw", "len32le", "pcap"]
+Framing = Literal["raw", "len32le", "block", "pcap"]
 Errors = Literal["raise", "skip"]
 
 class FastError(Exception):

@@ -205,3 +205,45 @@ def test_help_and_repr_are_useful():
     t = fastfeed.Templates.from_file(corpus("mfast-complex/example.xml"))
     assert t.names == ["Done", "MarketData", "QuoteRequest"] and len(t) == 3
     assert "MarketData=1" in repr(t)
+
+
+def _block_size(n):
+    """A block's size as the FAST spec writes it: a stop-bit unsigned integer."""
+    groups = []
+    while True:
+        groups.append(n & 0x7F)
+        n >>= 7
+        if not n:
+            break
+    groups.reverse()
+    groups[-1] |= 0x80
+    return bytes(groups)
+
+
+def test_block_framing_reads_the_spec_blocks_and_reports_a_zero_block(tmp_path):
+    t = fastfeed.Templates.from_file(corpus("mfast-complex/example.xml"))
+    framed = corpus("mfast-complex/complex30000.dat")
+    data, packets, pos = framed.read_bytes(), [], 0
+    while pos < len(data):
+        n = int.from_bytes(data[pos:pos + 4], "little")
+        packets.append(data[pos + 4:pos + 4 + n])
+        pos += 4 + n
+    blocks = tmp_path / "c.block"
+    blocks.write_bytes(b"".join(_block_size(len(p)) + p for p in packets))
+    want = list(fastfeed.Decoder(t).iter_file(framed, framing="len32le"))
+    assert list(fastfeed.Decoder(t).iter_file(blocks, framing="block")) == want
+    entries = dict(entries="MDEntries", threads=1)
+    table = fastfeed.read_table(t, blocks, "MarketData", framing="block", **entries)
+    assert table.equals(fastfeed.read_table(t, framed, "MarketData", framing="len32le", **entries))
+    # A block of size zero after ten: DecodeError with the spec's code, or counted and
+    # passed over with errors="skip".
+    head = b"".join(_block_size(len(p)) + p for p in packets[:10])
+    zero = tmp_path / "zero.block"
+    zero.write_bytes(head + b"\x80" + b"".join(_block_size(len(p)) + p for p in packets[10:]))
+    got = []
+    with pytest.raises(fastfeed.DecodeError) as e:
+        for m in fastfeed.Decoder(t).iter_file(zero, framing="block"):
+            got.append(m)
+    assert len(got) == 10 and e.value.code == "D12" and e.value.offset == len(head)
+    it = fastfeed.Decoder(t).iter_file(zero, framing="block", errors="skip")
+    assert list(it) == want and it.errors == 1

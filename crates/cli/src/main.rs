@@ -90,6 +90,8 @@ pub enum InputFraming {
     Raw,
     /// A 4-byte little-endian length before each packet.
     Len32le,
+    /// The FAST spec's blocks: each block's size as a stop-bit integer, then its messages.
+    Block,
     /// pcap or pcapng: UDP payloads.
     Pcap,
 }
@@ -99,7 +101,8 @@ impl InputFraming {
     pub fn framing(self) -> Framing {
         match self {
             InputFraming::Len32le => Framing::Len32Le,
-            _ => Framing::Raw,
+            InputFraming::Block => Framing::Block,
+            InputFraming::Raw | InputFraming::Pcap => Framing::Raw,
         }
     }
 }

@@ -161,6 +161,17 @@ impl Framing {
     pub fn is_framed(self) -> bool {
         self != Framing::Raw
     }
+
+    /// Appends `packet` to `out` in this framing: after its length prefix (`len32le`, its
+    /// stop-bit size for `block`), or as it is (`raw`, where packets run together).
+    pub fn append_packet(self, packet: &[u8], out: &mut Vec<u8>) {
+        match self {
+            Framing::Len32Le => out.extend_from_slice(&(packet.len() as u32).to_le_bytes()),
+            Framing::Block => out.extend_from_slice(&block_size_prefix(packet.len())),
+            Framing::Raw => {}
+        }
+        out.extend_from_slice(packet);
+    }
 }
 
 /// Iterates over `len32le` records. A length that runs past the end is a damaged prefix or

@@ -102,7 +102,7 @@ pub fn stream_error(py: Python<'_>, e: &StreamError) -> PyErr {
             py,
             DecodeError::new_err(other.to_string()),
             &[
-                ("code", py.None()),
+                ("code", obj(py, framing_code(other))),
                 ("packet", py.None()),
                 ("offset", obj(py, framing_offset(other))),
                 ("template", py.None()),
@@ -114,11 +114,17 @@ pub fn stream_error(py: Python<'_>, e: &StreamError) -> PyErr {
 }
 
 fn framing_offset(e: &StreamError) -> Option<usize> {
-    use fastfeed_packet::FramingError::*;
     match e {
-        StreamError::Framing(TruncatedLength { offset, .. })
-        | StreamError::Framing(TruncatedPacket { offset, .. })
-        | StreamError::PacketTooLong { offset, .. } => Some(*offset),
+        StreamError::Framing(f) => Some(f.offset()),
+        StreamError::PacketTooLong { offset, .. } => Some(*offset),
+        _ => None,
+    }
+}
+
+/// The spec's code of a framing error (D12, a block of size zero), as a string.
+fn framing_code(e: &StreamError) -> Option<String> {
+    match e {
+        StreamError::Framing(f) => f.spec_code().map(|c| c.to_string()),
         _ => None,
     }
 }

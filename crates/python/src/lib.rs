@@ -124,7 +124,8 @@ impl Decoder {
 
     /// Iterates over the messages of a file, read in bounded memory, with a fresh decoder.
     /// framing: "raw" (one stream of messages), "len32le" (a 4-byte little-endian length
-    /// before each packet) or "pcap" (a pcap or pcapng capture, whose UDP payloads are the
+    /// before each packet), "block" (the FAST spec's blocks: a stop-bit size before each) or
+    /// "pcap" (a pcap or pcapng capture, whose UDP payloads are the
     /// packets; a capture is also known by its magic number); udp: "GROUP:PORT", only the
     /// capture's datagrams sent there; skip_header: bytes before each packet's messages;
     /// reset_each_packet: reset the dictionaries at each packet start; errors: "raise"

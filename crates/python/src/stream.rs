@@ -47,7 +47,9 @@ impl Input {
         let framing = match pcap {
             true => Framing::Len32Le,
             false => framing.parse().map_err(|e: String| {
-                PyValueError::new_err(e.replace("(raw or len32le)", "(raw, len32le or pcap)"))
+                PyValueError::new_err(
+                    e.replace("(raw, len32le or block)", "(raw, len32le, block or pcap)"),
+                )
             })?,
         };
         let udp = udp

@@ -184,7 +184,7 @@ fn collect(
 /// `decimal_scale`): every value is exact, none is rounded.
 ///
 /// templates: Templates or the template file's path. template: the template's name (may be
-/// left out when only one template fits). framing: "raw", "len32le" or "pcap" (a capture's
+/// left out when only one template fits). framing: "raw", "len32le", "block" or "pcap" (a capture's
 /// UDP payloads are the packets; a capture is also known by its magic number, and read a
 /// run of records at a time whatever its size); udp: "GROUP:PORT", only the capture's
 /// datagrams sent there; skip_header: bytes of header before each packet's messages; reset_each_packet: reset the dictionaries at each

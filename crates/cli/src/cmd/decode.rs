@@ -300,8 +300,12 @@ fn hint(f: &FramingArgs, data: &[u8], heads: &[Vec<u8>], tally: &Tally) -> Strin
     let mut h = String::new();
     if f.framing == InputFraming::Raw && looks_len32le(data) {
         h += "the input looks length-prefixed: try --framing len32le";
+    } else if f.framing == InputFraming::Raw && looks_blocks(data) {
+        h += "the input looks like the spec's blocks (a stop-bit size before each): try --framing block";
     } else if f.framing == InputFraming::Len32le && !looks_len32le(data) {
         h += "the input is not length-prefixed records: try --framing raw";
+    } else if f.framing == InputFraming::Block && !looks_blocks(data) {
+        h += "the input is not blocks whose sizes lead to its end: try --framing raw or len32le";
     } else if let (0, Some((first, big_endian))) = (f.skip_header, sequence_header(heads)) {
         h += &match big_endian {
             false => format!(
@@ -355,6 +359,19 @@ fn sequence_header(heads: &[Vec<u8>]) -> Option<(u32, bool)> {
 }
 
 /// Whether `data` reads as at least two `len32le` records (or one that fills it).
+/// Blocks whose stop-bit sizes lead from the first to exactly the end of the input, two at
+/// least: a raw stream's bytes chain so only by chance.
+fn looks_blocks(data: &[u8]) -> bool {
+    let mut n = 0;
+    for b in fastfeed_packet::block_packets(data) {
+        if b.is_err() {
+            return false;
+        }
+        n += 1;
+    }
+    n >= 2
+}
+
 fn looks_len32le(data: &[u8]) -> bool {
     let records = fastfeed_packet::len32le_packets(data)
         .take(2)

@@ -17,10 +17,11 @@ pub struct EncodeArgs {
     /// Template XML file.
     #[arg(short = 't', long)]
     pub templates: PathBuf,
-    /// raw: one stream; len32le: each message as its own length-prefixed packet.
+    /// raw: one stream; len32le: each message as its own length-prefixed packet; block:
+    /// each message as its own block (the spec's stop-bit block size before it).
     #[arg(long, default_value = "raw")]
     pub framing: Framing,
-    /// Reset the dictionaries before each packet (len32le), as a decoder with
+    /// Reset the dictionaries before each packet (len32le, block), as a decoder with
     /// --reset-each-packet expects.
     #[arg(long)]
     pub reset_each_packet: bool,
@@ -29,7 +30,7 @@ pub struct EncodeArgs {
     #[arg(long)]
     pub no_scp: bool,
     /// Write a Session Control Protocol Reset message (template 120) at the start of each
-    /// packet (len32le) or of the stream (raw), and reset the dictionaries, as venues do.
+    /// packet (len32le, block) or of the stream (raw), and reset the dictionaries, as venues do.
     #[arg(long)]
     pub scp_reset: bool,
     /// Output file (standard output if not given).
@@ -90,8 +91,8 @@ pub fn run(a: EncodeArgs) -> Result<ExitCode> {
             Err(e) => bail!("{}: {e}", at()),
         };
         msg_bytes.clear();
-        let packet_start = a.framing == Framing::Len32Le || count == 0;
-        if a.framing == Framing::Len32Le && a.reset_each_packet {
+        let packet_start = a.framing.is_framed() || count == 0;
+        if a.framing.is_framed() && a.reset_each_packet {
             encoder.reset();
         }
         if a.scp_reset && packet_start {
@@ -102,10 +103,7 @@ pub fn run(a: EncodeArgs) -> Result<ExitCode> {
         if let Err(e) = encoder.encode(&msg, &mut msg_bytes) {
             bail!("{}: {e}", at());
         }
-        if a.framing == Framing::Len32Le {
-            out.extend_from_slice(&(msg_bytes.len() as u32).to_le_bytes());
-        }
-        out.extend_from_slice(&msg_bytes);
+        a.framing.append_packet(&msg_bytes, &mut out);
         count += 1;
     }
     match &a.output {

@@ -111,7 +111,7 @@ pub struct DecodeArgs {
 pub enum ScpReset {
     /// No Reset messages.
     None,
-    /// One at the start of the stream (of each packet with len32le).
+    /// One at the start of the stream (of each packet with len32le or block).
     Start,
     /// One before every message, as the Moscow Exchange sends them.
     Each,
@@ -124,10 +124,11 @@ pub struct EncodeArgs {
     pub templates: PathBuf,
     #[command(flatten)]
     pub fix: FixArgs,
-    /// raw: one stream; len32le: each message as its own length-prefixed packet.
+    /// raw: one stream; len32le: each message as its own length-prefixed packet; block:
+    /// each message as its own block (the spec's stop-bit block size before it).
     #[arg(long, default_value = "raw")]
     pub framing: Framing,
-    /// Reset the dictionaries before each packet (len32le), as a decoder with
+    /// Reset the dictionaries before each packet (len32le, block), as a decoder with
     /// --reset-each-packet expects.
     #[arg(long)]
     pub reset_each_packet: bool,
@@ -422,13 +423,13 @@ fn encode(a: EncodeArgs) -> Result<ExitCode> {
             )
         })?;
         msg.clear();
-        let len32 = a.framing == Framing::Len32Le;
-        if len32 && a.reset_each_packet {
+        let framed = a.framing.is_framed();
+        if framed && a.reset_each_packet {
             encoder.reset();
         }
         let reset = match a.scp_reset {
             ScpReset::None => false,
-            ScpReset::Start => len32 || count == 0,
+            ScpReset::Start => framed || count == 0,
             ScpReset::Each => true,
         };
         if reset {
@@ -443,10 +444,7 @@ fn encode(a: EncodeArgs) -> Result<ExitCode> {
                 count + 1
             )
         })?;
-        if len32 {
-            out.extend_from_slice(&(msg.len() as u32).to_le_bytes());
-        }
-        out.extend_from_slice(&msg);
+        a.framing.append_packet(&msg, &mut out);
         pos += used;
         count += 1;
     }
