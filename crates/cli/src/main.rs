@@ -9,6 +9,7 @@ use fastfeed_packet::Framing;
 mod cmd;
 mod deal;
 mod input;
+mod out;
 mod signals;
 mod tally;
 
@@ -128,6 +129,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The reader of standard output has gone (`| head`): the output simply ends.
+        Err(e) if out::is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("fastfeed: {e:#}");
             ExitCode::from(2)

@@ -507,3 +507,41 @@ fn bench_encode_on_threads() {
         );
     }
 }
+
+/// A reader that stops reading (`fastfeed ... | head -1`) ends the output quietly: no panic
+/// from a write to the closed pipe, and a zero exit code.
+#[test]
+fn a_closed_standard_output_ends_quietly() {
+    use std::process::Stdio;
+    let tpl = corpus("mfast-complex/example.xml");
+    let dat = corpus("mfast-complex/complex30000.dat");
+    let runs: [&[&str]; 4] = [
+        &[
+            "bench",
+            "decode",
+            "-t",
+            &tpl,
+            "--framing",
+            "len32le",
+            &dat,
+            "--passes",
+            "1",
+        ],
+        &["templates", "show", "simple"],
+        &["fix", "report", "-t", &tpl, "--framing", "len32le", &dat],
+        &["decode", "-t", &tpl, "--framing", "len32le", &dat],
+    ];
+    for args in runs {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_fastfeed"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take()); // the reader goes before the first line is written
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(out.status.success(), "{args:?}: {:?} {err}", out.status);
+    }
+}

@@ -2,6 +2,7 @@
 //! per-message and per-entry times and throughput (min and median over the passes), then
 //! what the file holds per template.
 
+use crate::out::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -324,7 +325,7 @@ pub fn run(a: BenchArgs) -> Result<ExitCode> {
             threads,
         ),
     };
-    report(&times, counter.messages, counter.entries, bytes, threads);
+    report(&times, counter.messages, counter.entries, bytes, threads)?;
     counter
         .tally
         .print(&w.templates, &mut std::io::stdout().lock())?;
@@ -491,7 +492,7 @@ impl EncodeShare {
     }
 }
 
-fn report(times: &[f64], messages: u64, entries: u64, bytes: usize, threads: usize) {
+fn report(times: &[f64], messages: u64, entries: u64, bytes: usize, threads: usize) -> Result<()> {
     let mut sorted = times.to_vec();
     sorted.sort_by(f64::total_cmp);
     let min = sorted[0];
@@ -503,13 +504,17 @@ fn report(times: &[f64], messages: u64, entries: u64, bytes: usize, threads: usi
     } else {
         "no"
     };
-    println!(
+    outln!(
         "messages {messages}  bytes {bytes}  entries {entries}  passes {}  threads {threads}  pext {pext}",
         times.len()
     );
-    println!(
+    outln!(
         "{:<8} {:>10} {:>10} {:>10} {:>12}",
-        "", "ns/msg", "ns/entry", "MB/s", "msg/s"
+        "",
+        "ns/msg",
+        "ns/entry",
+        "MB/s",
+        "msg/s"
     );
     for (name, t) in [("min", min), ("median", median)] {
         let ns = t * 1e9;
@@ -518,7 +523,7 @@ fn report(times: &[f64], messages: u64, entries: u64, bytes: usize, threads: usi
         } else {
             0.0
         };
-        println!(
+        outln!(
             "{name:<8} {:>10.1} {:>10.1} {:>10.1} {:>12.0}",
             ns / messages as f64,
             per_entry,
@@ -526,4 +531,5 @@ fn report(times: &[f64], messages: u64, entries: u64, bytes: usize, threads: usi
             messages as f64 / t
         );
     }
+    Ok(())
 }

@@ -10,6 +10,7 @@
 //! every pass wait for the slowest CPU. `--static` keeps equal shares, one per thread, as a
 //! feed handler's fixed channel-to-thread split would.
 
+use crate::out::outln;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Barrier;
@@ -257,7 +258,7 @@ pub fn time_decode(
              packets independent?"
         );
     }
-    report(&threads, &times, passes);
+    report(&threads, &times, passes)?;
     Ok(times)
 }
 
@@ -265,7 +266,7 @@ pub fn time_decode(
 /// fastest wall time, and how the jobs fell. Threads all slower than one thread alone
 /// point at a shared resource (memory, a core's sibling); a wall well above the slowest
 /// thread at the passes' start and end; uneven jobs at cores of uneven speed.
-fn report(threads: &[Busy], times: &[f64], passes: usize) {
+fn report(threads: &[Busy], times: &[f64], passes: usize) -> Result<()> {
     let ms: Vec<f64> = threads.iter().map(|t| t.fastest * 1e3).collect();
     let mean = ms.iter().sum::<f64>() / ms.len().max(1) as f64;
     let (slow, slowest) =
@@ -276,7 +277,7 @@ fn report(threads: &[Busy], times: &[f64], passes: usize) {
     let fastest = ms.iter().copied().fold(f64::INFINITY, f64::min);
     let wall = times.iter().copied().fold(f64::INFINITY, f64::min) * 1e3;
     let cpu = |t: &Busy| t.cpu.map_or(String::new(), |c| format!(" on CPU {c}"));
-    println!(
+    outln!(
         "threads' own fastest pass, ms: fastest {fastest:.2}  mean {mean:.2}  slowest \
          {slowest:.2} (thread {slow}{}); fastest wall {wall:.2}",
         cpu(&threads[slow])
@@ -286,7 +287,7 @@ fn report(threads: &[Busy], times: &[f64], passes: usize) {
         threads.iter().min_by_key(|t| t.jobs),
         threads.iter().max_by_key(|t| t.jobs),
     ) {
-        println!(
+        outln!(
             "jobs per pass: fewest {:.1}{}  most {:.1}{}",
             per_pass(few),
             cpu(few),
@@ -294,6 +295,7 @@ fn report(threads: &[Busy], times: &[f64], passes: usize) {
             cpu(most)
         );
     }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! `fastfeed codegen TEMPLATES.xml -o DIR`: the generated decoder and encoder as a Rust file,
 //! for projects that do not use a build script.
 
+use crate::out::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -34,6 +35,6 @@ pub fn run(a: CodegenArgs) -> Result<ExitCode> {
         None => b.compile(&a.templates),
     }
     .map_err(|e| anyhow!("{}: {e}", a.templates.display()))?;
-    println!("wrote {}", out.display());
+    outln!("wrote {}", out.display());
     Ok(ExitCode::SUCCESS)
 }

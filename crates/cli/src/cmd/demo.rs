@@ -2,6 +2,7 @@
 //! start a subscriber and the decoding publisher, multicast the packets over loopback, and
 //! print both reports.
 
+use crate::out::{out, outln};
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
@@ -412,15 +413,15 @@ pub fn run(a: DemoArgs) -> Result<ExitCode> {
     }
     let sub_report = children[0].output();
     let report = children[1].output();
-    println!(
+    outln!(
         "== fastfeed demo {data_name}: {} messages, publisher report",
         a.count
     );
-    print!("{report}");
-    print!("{sub_report}");
-    print!("{}", conditions.report());
+    out!("{report}");
+    out!("{sub_report}");
+    out!("{}", conditions.report());
     if signals::stopped() {
-        println!("interrupted: partial reports");
+        outln!("interrupted: partial reports");
         return Ok(signals::exit_code());
     }
     if let Some(why) = failure {

@@ -1,6 +1,7 @@
 //! `fastfeed fix`: FAST data as FIX tag=value (decode), FIX back to FAST (encode), and the
 //! FAST slides' compression table (report).
 
+use crate::out::outln;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -380,17 +381,17 @@ fn bench(
     let (msgs, fix_bytes) = counts;
     let per = |s: f64| s * 1e9 / msgs.max(1) as f64;
     let fast_bytes: usize = packets.iter().map(|p| p.len()).sum();
-    println!(
+    outln!(
         "{msgs} FAST messages ({} written as FIX), {fast_bytes} bytes of FAST -> {fix_bytes} bytes of FIX; best of {passes} passes, one thread, its CPU time",
         writer.counts().messages / passes as u64
     );
-    println!(
+    outln!(
         "decode only:  {:8.1} ns/msg  {:6.2} M msg/s  {:7.1} MB/s FAST in",
         per(best[0]),
         msgs as f64 / best[0] / 1e6,
         fast_bytes as f64 / best[0] / 1e6
     );
-    println!(
+    outln!(
         "FAST -> FIX:  {:8.1} ns/msg  {:6.2} M msg/s  {:7.1} MB/s FIX out",
         per(best[1]),
         msgs as f64 / best[1] / 1e6,
@@ -479,18 +480,18 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
         })?;
     }
     errors.finish();
-    print_report(&rep, &templates);
-    println!(
+    print_report(&rep, &templates)?;
+    outln!(
         "FAST session control messages (no FIX form, not in the table): {session}, {session_bytes} bytes; messages refused or undecodable: {}",
         errors.total
     );
     if a.verify {
-        println!(
+        outln!(
             "round trip FAST -> FIX -> FAST: {identical} of {} messages byte-identical",
             identical + differs.len() as u64
         );
         for d in differs.iter().take(5) {
-            println!("  differs: {d}");
+            outln!("  differs: {d}");
         }
     }
     Ok(if errors.total == 0 && differs.is_empty() {
@@ -500,14 +501,21 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
     })
 }
 
-fn print_report(rep: &Report, templates: &Templates) {
-    println!(
+fn print_report(rep: &Report, templates: &Templates) -> Result<()> {
+    outln!(
         "{:<38} {:>9} {:>9} {:>8} {:>9} {:>16} {:>16} {:>16}",
-        "template", "messages", "FIX avg", "FIX peak", "FAST avg", "compression avg", "peak", "min"
+        "template",
+        "messages",
+        "FIX avg",
+        "FIX peak",
+        "FAST avg",
+        "compression avg",
+        "peak",
+        "min"
     );
-    let row = |name: String, s: &Sizes| {
+    let row = |name: String, s: &Sizes| -> Result<()> {
         let pct = |r: f64| format!("{:.1}% / {:.2}", r * 100.0, ratio(r));
-        println!(
+        outln!(
             "{:<38} {:>9} {:>9.1} {:>8} {:>9.1} {:>16} {:>16} {:>16}",
             name,
             s.messages,
@@ -518,10 +526,11 @@ fn print_report(rep: &Report, templates: &Templates) {
             pct(s.rate_max),
             pct(s.rate_min)
         );
+        Ok(())
     };
     for (id, s) in &rep.per_template {
         let name = templates.get(*id).map_or("?", |t| t.name.as_str());
-        row(format!("{name} ({id})"), s);
+        row(format!("{name} ({id})"), s)?;
     }
-    row("all".into(), &rep.all);
+    row("all".into(), &rep.all)
 }

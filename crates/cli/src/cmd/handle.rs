@@ -2,6 +2,7 @@
 //! the configuration's captures with `--captures`), books out, a status line every second
 //! and every counter at the end; `--bench` times the whole path against decoding alone.
 
+use crate::out::outln;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -173,7 +174,7 @@ pub fn run_live<O: Output>(
         .iter()
         .map(|c| LiveChannel::open(c).with_context(|| format!("channel {}", c.config.name)))
         .collect::<Result<_>>()?;
-    println!("ready");
+    outln!("ready");
     std::io::stdout().flush().ok();
     let start = Instant::now();
     let mut last_packet: Option<Instant> = None;
@@ -320,7 +321,7 @@ fn bench(channels: &[ChannelSetup], passes: usize) -> Result<ExitCode> {
             }
             let (decode, whole) = r.ns_per_message();
             let (by_median, by_min) = r.ratios();
-            println!(
+            outln!(
                 "channel {} {what}: {} packets, {} messages, {} book changes per pass, {} passes",
                 c.config.name,
                 r.packets,
@@ -328,9 +329,9 @@ fn bench(channels: &[ChannelSetup], passes: usize) -> Result<ExitCode> {
                 r.books,
                 r.decode_s.len()
             );
-            println!("  decode only  {decode:>8.1} ns/msg (median, thread CPU time)");
-            println!("  whole path   {whole:>8.1} ns/msg (median, thread CPU time)");
-            println!("  whole/decode {by_median:>8.2}x (medians), {by_min:.2}x (minima)");
+            outln!("  decode only  {decode:>8.1} ns/msg (median, thread CPU time)");
+            outln!("  whole path   {whole:>8.1} ns/msg (median, thread CPU time)");
+            outln!("  whole/decode {by_median:>8.2}x (medians), {by_min:.2}x (minima)");
         }
     }
     Ok(ExitCode::SUCCESS)

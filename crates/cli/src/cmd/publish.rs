@@ -1,5 +1,6 @@
 //! `fastfeed publish`: the decoding publisher, and its report.
 
+use crate::out::{out, outln};
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::PathBuf;
@@ -214,12 +215,12 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
             }
         }
     }
-    print!("{}", report(&p, elapsed));
+    out!("{}", report(&p, elapsed));
     if let Some(s) = &socket {
-        print!("{}", s.text());
+        out!("{}", s.text());
     }
     if interrupted {
-        println!("interrupted: a partial report (no Done sent)");
+        outln!("interrupted: a partial report (no Done sent)");
     }
     if let Some(path) = &a.report_json {
         let mut json = super::report::publisher(&p, elapsed);

@@ -6,6 +6,7 @@
 //! The threads are one publisher group on the feed: partners, not rivals, and subscribers
 //! wait for every thread's Done.
 
+use crate::out::out;
 use std::net::SocketAddrV4;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -119,7 +120,7 @@ pub fn run(a: &PublishArgs, channels: u16, threads: usize) -> Result<ExitCode> {
     if let Some(e) = errors.first().or(failed.as_ref()) {
         bail!("{e}");
     }
-    print!("{}", text(&outcomes, channels));
+    out!("{}", text(&outcomes, channels));
     if let Some(path) = &a.report_json {
         super::report::write(path, &json(&outcomes, channels))?;
     }

@@ -1,5 +1,6 @@
 //! `fastfeed templates check FILE...` and `fastfeed templates show simple|complex`.
 
+use crate::out::{out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -29,7 +30,7 @@ pub enum TemplatesCmd {
 pub fn run(cmd: TemplatesCmd) -> Result<ExitCode> {
     match cmd {
         TemplatesCmd::Show { data } => {
-            print!("{}", data.templates_xml());
+            out!("{}", data.templates_xml());
             Ok(ExitCode::SUCCESS)
         }
         TemplatesCmd::Check { files } => {
@@ -62,13 +63,13 @@ fn check(file: &std::path::Path) -> Result<bool> {
         return Ok(false);
     };
     let own = ts.iter().filter(|t| !t.session).count();
-    println!(
+    outln!(
         "{name}: {own} templates, {} dictionary entries",
         ts.dictionary_slots()
     );
     for t in ts.iter().filter(|t| !t.session) {
         let reset = if t.reset { ", resets dictionaries" } else { "" };
-        println!(
+        outln!(
             "  {:>5} {:<32} {} fields, presence map up to {} bits{reset}",
             t.id,
             t.name,
@@ -82,7 +83,7 @@ fn check(file: &std::path::Path) -> Result<bool> {
         .map(|t| format!("{} {}", t.id, t.name))
         .collect();
     if !scp.is_empty() {
-        println!(
+        outln!(
             "  and, known without the file (FAST Session Control Protocol 1.1; --no-scp leaves \
              them out): {}",
             scp.join(", ")
