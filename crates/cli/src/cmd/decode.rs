@@ -304,7 +304,7 @@ fn hint(f: &FramingArgs, data: &[u8], heads: &[Vec<u8>], tally: &Tally) -> Strin
         h += "the input looks like the spec's blocks (a stop-bit size before each): try --framing block";
     } else if f.framing == InputFraming::Len32le && !looks_len32le(data) {
         h += "the input is not length-prefixed records: try --framing raw";
-    } else if f.framing == InputFraming::Block && !looks_blocks(data) {
+    } else if f.framing == InputFraming::Block && block_chain(data).is_none() {
         h += "the input is not blocks whose sizes lead to its end: try --framing raw or len32le";
     } else if let (0, Some((first, big_endian))) = (f.skip_header, sequence_header(heads)) {
         h += &match big_endian {
@@ -359,17 +359,24 @@ fn sequence_header(heads: &[Vec<u8>]) -> Option<(u32, bool)> {
 }
 
 /// Whether `data` reads as at least two `len32le` records (or one that fills it).
-/// Blocks whose stop-bit sizes lead from the first to exactly the end of the input, two at
-/// least: a raw stream's bytes chain so only by chance.
+/// Blocks whose stop-bit sizes lead from the first to exactly the end of the input, two
+/// non-empty ones at least: a raw stream's bytes chain so only by chance.
 fn looks_blocks(data: &[u8]) -> bool {
+    block_chain(data).is_some_and(|n| n >= 2)
+}
+
+/// The non-empty blocks of `data`, if their sizes lead exactly to its end (an empty block is
+/// an error, but the sizes still chain).
+fn block_chain(data: &[u8]) -> Option<usize> {
     let mut n = 0;
     for b in fastfeed_packet::block_packets(data) {
-        if b.is_err() {
-            return false;
+        match b {
+            Ok(_) => n += 1,
+            Err(fastfeed_packet::FramingError::ZeroBlock { .. }) => {}
+            Err(_) => return None,
         }
-        n += 1;
     }
-    n >= 2
+    Some(n)
 }
 
 fn looks_len32le(data: &[u8]) -> bool {
