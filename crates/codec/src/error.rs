@@ -88,8 +88,6 @@ pub enum ErrorKind {
     TypeMismatch,
     #[error("value differs from the constant in the template")]
     ConstantMismatch,
-    #[error("a block has zero size")]
-    ZeroBlock,
 }
 
 impl ErrorKind {
@@ -115,7 +113,6 @@ impl ErrorKind {
             InvalidUtf8 => SpecCode::R2,
             TypeMismatch => SpecCode::D4,
             ConstantMismatch => SpecCode::D3,
-            ZeroBlock => SpecCode::D12,
         })
     }
 }
