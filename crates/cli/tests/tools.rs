@@ -110,10 +110,11 @@ fn wrong_framing_and_missing_header_skip_are_named() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// Exchange packets with a sequence-number header in front of the messages, read without
-/// `--skip-header`: MOEX's (4 bytes, little-endian) and CME's (4 bytes big-endian, then a
-/// sub-channel byte). The hint names the header and the option, and with it the packets
-/// decode to what the corpus holds.
+/// Exchange packets with a header in front of the messages, read without `--skip-header`:
+/// MOEX's sequence number (4 bytes, little-endian), CME's (4 bytes big-endian, then a
+/// sub-channel byte), and a venue's 10 bytes (a sequence number and a 6-byte sending time),
+/// found by decoding the first packets behind each header length. The hint names the header
+/// and the option, and with it the packets decode to what the corpus holds.
 #[test]
 fn a_sequence_header_in_front_of_the_messages_is_named() {
     let tpl = corpus("moex-forts-2013/templates.xml");
@@ -122,14 +123,22 @@ fn a_sequence_header_in_front_of_the_messages_is_named() {
     let mut dec = fastfeed_codec::Decoder::new(ts);
     let packets = fastfeed_packet::split_at_resets(&mut dec, &raw).unwrap();
     let dir = scratch("seq-header");
-    for (name, big_endian, skip) in [("le", false, "4"), ("be", true, "5")] {
+    let seq_hint = "sequence number (482727, 482728, ...)";
+    let found_hint = "the first packets decode with --skip-header 10 --reset-each-packet (32 of 32";
+    for (name, skip, hint) in [
+        ("le", "4", seq_hint),
+        ("be", "5", seq_hint),
+        ("sent", "10", found_hint),
+    ] {
         let file = dir.join(format!("{name}.dat"));
         let mut out = Vec::new();
         for (i, pk) in packets.iter().take(500).enumerate() {
             let seq = 482_727 + i as u32;
-            let mut rec = match big_endian {
-                true => [seq.to_be_bytes().as_slice(), &[7]].concat(),
-                false => seq.to_le_bytes().to_vec(),
+            let sent = 1_700_000_000_000u64 + 7 * i as u64;
+            let mut rec = match name {
+                "be" => [seq.to_be_bytes().as_slice(), &[7]].concat(),
+                "le" => seq.to_le_bytes().to_vec(),
+                _ => [seq.to_le_bytes().as_slice(), &sent.to_le_bytes()[..6]].concat(),
             };
             rec.extend_from_slice(pk.bytes);
             out.extend((rec.len() as u32).to_le_bytes());
@@ -140,8 +149,8 @@ fn a_sequence_header_in_front_of_the_messages_is_named() {
         let got = run(&[&base[..], &[p(&file)]].concat());
         let err = stderr(&got);
         assert!(
-            err.contains("sequence number (482727, 482728, ...)")
-                && err.contains(&format!("try --skip-header {skip} --reset-each-packet")),
+            err.contains(hint)
+                && err.contains(&format!("--skip-header {skip} --reset-each-packet")),
             "{err}"
         );
         let opts = ["--skip-header", skip, "--reset-each-packet", p(&file)];
