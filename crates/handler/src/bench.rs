@@ -12,8 +12,9 @@ use fastfeed_codec::{Decoder, Handler, Templates};
 use fastfeed_events::Profile;
 use fastfeed_stats::thread_cpu_seconds as cpu_s;
 
-use crate::channel::{Channel, ChannelSettings, LineId};
+use crate::channel::Channel;
 use crate::output::{BookView, Output};
+use crate::settings::{ChannelSettings, LineId};
 use crate::source::{merge, CapturedLine};
 
 /// Times of one benchmark run.

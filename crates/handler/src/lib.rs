@@ -17,12 +17,14 @@ pub mod live;
 mod output;
 pub mod publish;
 pub mod replay;
+mod settings;
 pub mod setup;
 pub mod source;
 mod stats;
 pub mod stream;
 
-pub use channel::{Channel, ChannelSettings, LineId};
+pub use channel::Channel;
 pub use output::{BookState, BookView, Output};
+pub use settings::{ChannelSettings, LineId};
 pub use setup::{setup, ChannelSetup, SetupError};
 pub use stats::{ChannelStats, StalePeriod};

@@ -7,8 +7,9 @@ use std::io;
 use fastfeed_feed::LineConfig;
 use fastfeed_net::{McastReceiver, NetError};
 
-use crate::channel::{Channel, LineId};
+use crate::channel::Channel;
 use crate::output::Output;
+use crate::settings::LineId;
 use crate::setup::ChannelSetup;
 
 /// Most datagrams read from one socket per poll, so no line starves the others.

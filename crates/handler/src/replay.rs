@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use fastfeed_net::{FaultConfig, FaultCounts, FaultInjector, McastSender, NetError};
 
-use crate::channel::LineId;
+use crate::settings::LineId;
 use crate::setup::{ChannelSetup, SetupError};
 use crate::stream::{MergedLines, ReadSoFar};
 

@@ -7,7 +7,8 @@ use fastfeed_codec::Templates;
 use fastfeed_events::Profile;
 use fastfeed_feed::{ChannelConfig, FeedConfig, LineConfig};
 
-use crate::channel::{Channel, ChannelSettings, LineId};
+use crate::channel::Channel;
+use crate::settings::{ChannelSettings, LineId};
 use crate::source::{load_line, CapturedLine, SourceError};
 use crate::stream::LineStream;
 

@@ -13,7 +13,7 @@ use fastfeed_codec::{Decoder, Templates};
 use fastfeed_events::{Normalizer, Profile};
 use fastfeed_feed::config::{CaptureFormat, LineConfig, PacketHeader};
 
-use crate::channel::LineId;
+use crate::settings::LineId;
 
 /// Why a capture cannot be used.
 #[derive(Debug, thiserror::Error)]

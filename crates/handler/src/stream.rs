@@ -17,7 +17,7 @@ use fastfeed_codec::{Decoder, Templates};
 use fastfeed_feed::config::{CaptureFormat, LineConfig, PacketHeader};
 use fastfeed_packet::{PacketReader, StreamError};
 
-use crate::channel::LineId;
+use crate::settings::LineId;
 use crate::source::{SendingTimes, SourceError};
 
 /// One line's packets, in file order, read as they are asked for.
