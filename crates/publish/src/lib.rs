@@ -3,17 +3,17 @@
 //! receives them, optionally echoing each back so the publisher measures the round trip.
 
 mod channels;
+mod counters;
 mod peers;
 mod ports;
 mod publisher;
 mod subscriber;
 
 pub use channels::{Admit, Channels, PacketHeader};
+pub use counters::{PublisherCounters, PublisherOptions, Rejection, MAX_ERRORS_KEPT};
 pub use peers::{Group, PeerSubscriber, Rival, SILENT_AFTER};
 pub use ports::{Delivery, RecordPublishers, RecordSubscribers};
-pub use publisher::{
-    DecodingPublisher, PublisherCounters, PublisherOptions, Rejection, MAX_ERRORS_KEPT,
-};
+pub use publisher::DecodingPublisher;
 pub use subscriber::{OneWay, RecordSubscriber, SubscriberReport, TypeReport};
 
 /// How often a publisher announces itself and a subscriber says hello, when nothing else
