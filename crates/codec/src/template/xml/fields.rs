@@ -3,7 +3,7 @@
 
 use roxmltree::Node;
 
-use super::{fast_children, generated, inherited, nested_ctx, Compiler, Ctx, Res};
+use super::compiler::{fast_children, generated, inherited, nested_ctx, Compiler, Ctx, Res};
 use crate::error::SpecCode;
 use crate::template::model::*;
 use crate::value::parse_decimal;
