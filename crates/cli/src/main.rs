@@ -8,6 +8,7 @@ use fastfeed_packet::Framing;
 
 mod cmd;
 mod deal;
+mod hint;
 mod input;
 mod out;
 mod signals;

@@ -199,3 +199,54 @@ fn a_capture_read_as_it_goes_gives_the_fix_of_one_read_whole() {
     );
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// Packets behind a header the options do not skip: `fix decode` and `fix report` name the
+/// header that makes them decode, as `decode` does.
+#[test]
+fn an_unskipped_packet_header_is_named() {
+    let d = dir("header");
+    let tpl = corpus("mfast-complex/example.xml");
+    let framed = std::fs::read(corpus("mfast-complex/complex30000.dat")).unwrap();
+    // Each packet behind a 7-byte header (a sequence number and 3 bytes of flags).
+    let mut data = Vec::new();
+    for (i, p) in fastfeed_packet::len32le_packets(&framed)
+        .take(100)
+        .enumerate()
+    {
+        let rec = [
+            &(i as u32 + 1).to_le_bytes()[..],
+            &[0xfe, 0x01, 0x7f],
+            p.unwrap().bytes,
+        ]
+        .concat();
+        data.extend((rec.len() as u32).to_le_bytes());
+        data.extend(rec);
+    }
+    let file = d.join("h7.dat");
+    std::fs::write(&file, data).unwrap();
+    let f = file.to_str().unwrap();
+    let want = "--skip-header 7 --reset-each-packet (32 of 32 whole";
+    for cmd in ["decode", "report"] {
+        let o = fastfeed(&["fix", cmd, "-t", &tpl, "--framing", "len32le", f]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(
+            !o.status.success() && err.contains(want),
+            "fix {cmd}: {err}"
+        );
+    }
+    let o = fastfeed(&[
+        "fix",
+        "decode",
+        "-t",
+        &tpl,
+        "--framing",
+        "len32le",
+        "--skip-header",
+        "7",
+        "--reset-each-packet",
+        f,
+    ]);
+    ok(&o);
+    assert_eq!(String::from_utf8_lossy(&o.stdout).lines().count(), 100);
+    std::fs::remove_dir_all(&d).ok();
+}

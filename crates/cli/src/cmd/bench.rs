@@ -2,7 +2,6 @@
 //! per-message and per-entry times and throughput (min and median over the passes), then
 //! what the file holds per template.
 
-use crate::out::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -14,6 +13,7 @@ use fastfeed_codec::{Decoder, Encoder, Handler, Message, MessageBuilder, Templat
 use fastfeed_net::affinity::cores;
 
 use super::bench_threads::{self, Jobs};
+use crate::out::outln;
 use crate::tally::Tally;
 use crate::{input, FramingArgs};
 

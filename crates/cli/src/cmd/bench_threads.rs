@@ -10,7 +10,6 @@
 //! every pass wait for the slowest CPU. `--static` keeps equal shares, one per thread, as a
 //! feed handler's fixed channel-to-thread split would.
 
-use crate::out::outln;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Barrier;
@@ -19,6 +18,8 @@ use std::time::Instant;
 use anyhow::{bail, Result};
 
 use super::bench::Work;
+
+use crate::out::outln;
 
 /// About this many bytes of packets per job: tens to hundreds of microseconds of decoding, so
 /// taking a job (one shared cache line) costs nothing beside it, and the threads' last jobs

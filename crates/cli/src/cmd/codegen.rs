@@ -1,12 +1,13 @@
 //! `fastfeed codegen TEMPLATES.xml -o DIR`: the generated decoder and encoder as a Rust file,
 //! for projects that do not use a build script.
 
-use crate::out::outln;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{anyhow, Result};
 use clap::Args;
+
+use crate::out::outln;
 
 #[derive(Args)]
 pub struct CodegenArgs {

@@ -2,7 +2,6 @@
 //! start a subscriber and the decoding publisher, multicast the packets over loopback, and
 //! print both reports.
 
-use crate::out::{out, outln};
 use std::io::{BufRead, BufReader, Read};
 use std::net::SocketAddrV4;
 use std::path::PathBuf;
@@ -17,6 +16,7 @@ use super::bus::BusKind;
 use super::generate::{DataSet, GenerateArgs};
 use super::multicast::FaultArgs;
 use super::multicast::Pacing;
+use crate::out::{out, outln};
 use crate::{input, signals};
 
 #[derive(Args, Clone)]

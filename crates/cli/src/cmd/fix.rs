@@ -1,7 +1,6 @@
 //! `fastfeed fix`: FAST data as FIX tag=value (decode), FIX back to FAST (encode), and the
 //! FAST slides' compression table (report).
 
-use crate::out::outln;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -15,6 +14,8 @@ use fastfeed_fix::{
 };
 use fastfeed_packet::{Framing, Packet};
 
+use crate::hint::{self, Heads};
+use crate::out::outln;
 use crate::{input, FramingArgs};
 
 #[derive(Subcommand)]
@@ -167,9 +168,12 @@ pub fn run(cmd: FixCmd) -> Result<ExitCode> {
 }
 
 /// What went wrong, printed up to a limit and counted.
+/// Errors as they come, the first `max` printed, the rest counted; and the first packets,
+/// for the hint when most fail.
 struct Errors {
     max: usize,
     total: usize,
+    heads: Heads,
 }
 
 impl Errors {
@@ -183,6 +187,17 @@ impl Errors {
     fn finish(&self) {
         if self.total > self.max {
             eprintln!("... and {} more errors", self.total - self.max);
+        }
+    }
+
+    /// A packet header to try, where `messages` is none or most packets failed.
+    fn hint(&self, fa: &FramingArgs, templates: &Arc<Templates>, messages: u64) {
+        if !self.heads.wants_hint(self.total, messages as usize) {
+            return;
+        }
+        let opts = DecodeOptions::default();
+        if let Some(h) = hint::packet_header(fa, &self.heads, templates, &opts) {
+            eprintln!("{} errors: {h}", self.total);
         }
     }
 }
@@ -236,6 +251,7 @@ fn walk_packet(
     if fa.reset_each_packet {
         conv.reset();
     }
+    errors.heads.add(packet.bytes);
     let bytes = packet.bytes;
     let mut pos = fa.skip_header.min(bytes.len());
     while pos < bytes.len() {
@@ -301,10 +317,11 @@ fn decode(a: DecodeArgs) -> Result<ExitCode> {
         )),
         None => Box::new(std::io::BufWriter::new(std::io::stdout().lock())),
     };
-    let mut conv = Converter::new(templates, &opts, DecodeOptions::default());
+    let mut conv = Converter::new(templates.clone(), &opts, DecodeOptions::default());
     let mut errors = Errors {
         max: a.max_errors,
         total: 0,
+        heads: Heads::default(),
     };
     let mut failed = None;
     walk(&a.framing, &a.input, &mut conv, &mut errors, |c, m, _| {
@@ -324,6 +341,7 @@ fn decode(a: DecodeArgs) -> Result<ExitCode> {
         "wrote {} FIX messages; {} FAST session control messages have no FIX form; {} messages refused, {} errors; {} untagged field values left out",
         c.messages, c.session, c.refused, errors.total, c.skipped_fields
     );
+    errors.hint(&a.framing, &templates, c.messages + c.session);
     Ok(if errors.total == 0 {
         ExitCode::SUCCESS
     } else {
@@ -458,7 +476,11 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
     let templates = input::templates(&a.framing.templates, !a.framing.no_scp)?;
     let opts = a.fix.options(&templates)?;
     let mut rep = Report::default();
-    let mut errors = Errors { max: 10, total: 0 };
+    let mut errors = Errors {
+        max: 10,
+        total: 0,
+        heads: Heads::default(),
+    };
     let (mut session, mut session_bytes) = (0u64, 0u64);
     let (mut identical, mut differs) = (0u64, Vec::new());
     for path in &a.inputs {
@@ -480,6 +502,7 @@ fn report(a: ReportArgs) -> Result<ExitCode> {
         })?;
     }
     errors.finish();
+    errors.hint(&a.framing, &templates, rep.all.messages + session);
     print_report(&rep, &templates)?;
     outln!(
         "FAST session control messages (no FIX form, not in the table): {session}, {session_bytes} bytes; messages refused or undecodable: {}",
@@ -514,7 +537,11 @@ fn print_report(rep: &Report, templates: &Templates) -> Result<()> {
         "min"
     );
     let row = |name: String, s: &Sizes| -> Result<()> {
-        let pct = |r: f64| format!("{:.1}% / {:.2}", r * 100.0, ratio(r));
+        // No message: no rate (not 100% saved, not an infinite ratio).
+        let pct = |r: f64| match s.messages {
+            0 => "-".to_string(),
+            _ => format!("{:.1}% / {:.2}", r * 100.0, ratio(r)),
+        };
         outln!(
             "{:<38} {:>9} {:>9.1} {:>8} {:>9.1} {:>16} {:>16} {:>16}",
             name,

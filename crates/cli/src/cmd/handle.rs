@@ -2,7 +2,6 @@
 //! the configuration's captures with `--captures`), books out, a status line every second
 //! and every counter at the end; `--bench` times the whole path against decoding alone.
 
-use crate::out::outln;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +17,8 @@ use fastfeed_handler::stream::MergedLines;
 use fastfeed_handler::{setup, Channel, ChannelSetup, Output};
 
 use super::bus::{BusKind, ZenohArgs};
+
+use crate::out::outln;
 
 #[derive(Args)]
 pub struct HandleArgs {

@@ -1,6 +1,5 @@
 //! `fastfeed publish`: the decoding publisher, and its report.
 
-use crate::out::{out, outln};
 use std::io::Write;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::PathBuf;
@@ -17,6 +16,7 @@ use fastfeed_publish::{DecodingPublisher, Group, PacketHeader, PublisherOptions,
 
 use super::bus::{BusKind, ZenohArgs};
 use super::generate::DataSet;
+use crate::out::{out, outln};
 use crate::{input, signals};
 
 #[derive(Args, Clone)]

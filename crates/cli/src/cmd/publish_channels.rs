@@ -6,7 +6,6 @@
 //! The threads are one publisher group on the feed: partners, not rivals, and subscribers
 //! wait for every thread's Done.
 
-use crate::out::out;
 use std::net::SocketAddrV4;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +25,7 @@ use super::bus::BusKind;
 use super::publish::{
     announce_ready, report, start, templates, write_stages, IdleWait, PublishArgs, ECHO_QUIET,
 };
+use crate::out::out;
 use crate::{input, signals};
 
 /// What one channel thread did, for the report.

@@ -1,6 +1,5 @@
 //! `fastfeed templates check FILE...` and `fastfeed templates show simple|complex`.
 
-use crate::out::{out, outln};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -9,6 +8,8 @@ use clap::Subcommand;
 use fastfeed_codec::template::{Instr, Kind};
 
 use super::generate::DataSet;
+
+use crate::out::{out, outln};
 
 #[derive(Subcommand)]
 pub enum TemplatesCmd {
