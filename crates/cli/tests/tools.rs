@@ -153,6 +153,20 @@ fn a_sequence_header_in_front_of_the_messages_is_named() {
                 && err.contains(&format!("--skip-header {skip} --reset-each-packet")),
             "{err}"
         );
+        // A table conversion names the header too (it reads the input's start again).
+        let table = dir.join(format!("{name}.arrow"));
+        let conv = [
+            &tpl,
+            "--framing",
+            "len32le",
+            "--format",
+            "arrow",
+            "-q",
+            "-o",
+            p(&table),
+        ];
+        let got = run(&[&["decode", "-t"][..], &conv, &[p(&file)]].concat());
+        assert!(stderr(&got).contains(&format!("--skip-header {skip} --reset-each-packet")));
         let opts = ["--skip-header", skip, "--reset-each-packet", p(&file)];
         let got = run(&[&base[..], &opts].concat());
         assert!(got.status.success(), "{}", stderr(&got));

@@ -19,6 +19,7 @@ use fastfeed_codec::{DecodeOptions, Decoder, Templates};
 use fastfeed_packet::{Framing, PacketOptions, StreamDecoder};
 use indicatif::{ProgressBar, ProgressStyle};
 
+use crate::hint::{self, Heads};
 use crate::FramingArgs;
 
 /// What `decode` writes.
@@ -218,7 +219,31 @@ pub fn run(
     if let Some(e) = failure {
         return Err(e);
     }
-    report(&written?)
+    let written = written?;
+    let code = report(&written)?;
+    // Nothing written, or most packets failed: the packet header that makes the first
+    // packets decode, read again from the start of the input.
+    let errors = written.skipped.count as usize;
+    let messages: u64 = written.files.iter().map(|f| f.messages).sum();
+    if errors > 0 && (messages == 0 || 2 * errors >= written.packets) {
+        let mut start = Vec::new();
+        open()?
+            .take(1 << 20)
+            .read_to_end(&mut start)
+            .with_context(|| format!("reading {}", input.display()))?;
+        let mut heads = Heads::default();
+        for p in stream_framing.packets(&start).map_while(Result::ok) {
+            heads.add(p.bytes);
+        }
+        let opts = DecodeOptions {
+            strict,
+            ..Default::default()
+        };
+        if let Some(h) = hint::packet_header(framing, &heads, &templates, &opts) {
+            eprintln!("{errors} errors: {h}");
+        }
+    }
+    Ok(code)
 }
 
 /// `--template` picks a table; JSON output filters with `--only`.
