@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use fastfeed_codec::{DecodeOptions, Decoder, Templates};
-use fastfeed_packet::{Packet, PacketDecoder, PacketOptions};
+use fastfeed_codec::{DecodeOptions, Templates};
+use fastfeed_packet::{guess_header, HeaderGuess, PacketOptions};
 
 use crate::tally::Tally;
 use crate::{FramingArgs, InputFraming};
@@ -36,8 +36,6 @@ impl Heads {
         errors > 0 && (messages == 0 || 2 * errors >= self.seen)
     }
 }
-/// Header lengths the hint tries in front of the messages.
-const MAX_HEADER: usize = 16;
 
 /// What to try when nothing decoded, or most packets failed: the framing (`data`: the
 /// input, where it was read whole), a packet header, other templates.
@@ -85,79 +83,40 @@ fn header_hint(
 ) -> Option<String> {
     let found = header_that_decodes(f, heads, templates, opts);
     let seq = sequence_header(heads).filter(|_| f.skip_header == 0);
-    match (found, seq) {
-        (Some((4, _, _, _)), Some((first, false))) | (None, Some((first, false))) => Some(format!(
+    let skip = found.map(|g| g.options.skip_header);
+    match (skip, seq) {
+        (Some(4), Some((first, false))) | (None, Some((first, false))) => Some(format!(
             "packets start with a 4-byte little-endian sequence number ({first}, {}, ...), \
                  as MOEX's and `fastfeed generate`'s do: try --skip-header 4 --reset-each-packet",
             first + 1
         )),
-        (Some((4 | 5, _, _, _)), Some((first, true))) | (None, Some((first, true))) => {
-            Some(format!(
-                "packets start with a 4-byte big-endian sequence number ({first}, {}, ...), as \
+        (Some(4 | 5), Some((first, true))) | (None, Some((first, true))) => Some(format!(
+            "packets start with a 4-byte big-endian sequence number ({first}, {}, ...), as \
                  CME's do (then a sub-channel byte): try --skip-header 5 --reset-each-packet \
                  (or --skip-header 4)",
-                first + 1
-            ))
-        }
-        (Some((skip, reset, n, given)), _) => Some(format!(
-            "the first packets decode with --skip-header {skip}{} ({n} of {} whole, against \
-             {given} as given): try those",
-            if reset { " --reset-each-packet" } else { "" },
-            heads.len()
+            first + 1
         )),
+        (Some(_), _) => found.map(|g| format!("the first packets decode with {g}: try those")),
         (None, None) => None,
     }
 }
 
-/// The packet header length (0 to [`MAX_HEADER`] bytes) and dictionary reset with which the
-/// most of the first packets decode whole, where the options given do worse: (header,
-/// reset, packets whole, packets whole as given). A venue's header may be of any length (a
-/// sequence number, a sending time, a channel, a count). Packets that decode whole under the
-/// spec's reportable rules too count first: a header cut short can pass for the start of a
-/// message (MOEX's sequence number less its first byte and a Reset message read as one
-/// message with too long a presence map), and the strict rules see through that. Ties go to
-/// the shorter header, then to the reset: where packets decode whole both ways, a feed that
-/// resets each packet is read right only with it (a copy field left out for its initial
-/// value), and one that does not reset loses nothing to it in these packets.
+/// [`guess_header`] over the kept packets, where the input has packets.
 fn header_that_decodes(
     f: &FramingArgs,
     heads: &[Vec<u8>],
     templates: &Arc<Templates>,
     opts: &DecodeOptions,
-) -> Option<(usize, bool, usize, usize)> {
-    if f.framing == InputFraming::Raw || heads.len() < 2 {
+) -> Option<HeaderGuess> {
+    if f.framing == InputFraming::Raw {
         return None;
     }
-    // Packets decoded whole with these options, under the strict rules and as asked.
-    let whole = |skip_header: usize, reset_each_packet: bool| {
-        let count = |strict: bool| {
-            let opts = DecodeOptions {
-                strict,
-                ..opts.clone()
-            };
-            let mut pd = PacketDecoder::new(
-                Decoder::with_options(templates.clone(), opts),
-                PacketOptions {
-                    skip_header,
-                    reset_each_packet,
-                },
-            );
-            let packets = heads.iter().enumerate().map(|(index, bytes)| Packet {
-                index,
-                offset: 0,
-                bytes,
-            });
-            packets
-                .filter(|p| pd.decode_packet(p, &mut (), |_, _| {}).is_ok_and(|n| n > 0))
-                .count()
-        };
-        (count(true), count(opts.strict))
+    let packets: Vec<&[u8]> = heads.iter().map(Vec::as_slice).collect();
+    let given = PacketOptions {
+        skip_header: f.skip_header,
+        reset_each_packet: f.reset_each_packet,
     };
-    let given = whole(f.skip_header, f.reset_each_packet);
-    let (n, skip, reset) = (0..=MAX_HEADER)
-        .flat_map(|skip| [false, true].map(|reset| (whole(skip, reset), skip, reset)))
-        .max_by_key(|&(n, skip, reset)| (n, std::cmp::Reverse(skip), reset))?;
-    (n > given && 2 * n.1 >= heads.len()).then_some((skip, reset, n.1, given.1))
+    guess_header(templates, &packets, given, opts)
 }
 
 /// A packet header to skip, for a command that reads its input as it goes (no framing check

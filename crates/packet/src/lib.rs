@@ -8,6 +8,7 @@
 //! before its messages.
 
 mod framing;
+mod guess;
 mod held;
 mod packet_decoder;
 mod reader;
@@ -19,6 +20,7 @@ pub use framing::{
     block_packets, block_size_prefix, len32le_packets, write_blocks, write_len32le, Framing,
     FramingError, Packet, BLOCK_SIZE_BYTES,
 };
+pub use guess::{guess_header, HeaderGuess, MAX_HEADER};
 pub use packet_decoder::{PacketDecoder, PacketError, PacketOptions, PacketSummary, Recovery};
 pub use reader::PacketReader;
 pub use resync::SyncMarkers;

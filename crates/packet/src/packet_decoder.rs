@@ -5,7 +5,7 @@ use fastfeed_codec::{CodecError, Decoder, ErrorKind, Handler};
 use crate::{Packet, SyncMarkers};
 
 /// How packets are laid out beyond their framing.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PacketOptions {
     /// Bytes of header at the start of each packet (a packet sequence number, say).
     pub skip_header: usize,
