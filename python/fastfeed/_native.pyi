@@ -36,6 +36,10 @@ class DecodeError(FastError):
     template: Optional[str]
     field: Optional[str]
     kind: str
+    hint: Optional[str]
+    """What to try, where ``read_table``, ``read_tables`` or ``iter_file`` found that the
+    file's first packets decode with another ``skip_header`` / ``reset_each_packet`` (also
+    appended to the message); else None."""
 
 class EncodeError(FastError):
     code: Optional[str]

@@ -247,3 +247,32 @@ def test_block_framing_reads_the_spec_blocks_and_reports_a_zero_block(tmp_path):
     assert len(got) == 10 and e.value.code == "D12" and e.value.offset == len(head)
     it = fastfeed.Decoder(t).iter_file(zero, framing="block", errors="skip")
     assert list(it) == want and it.errors == 1
+
+
+def test_a_packet_header_left_in_front_of_the_messages_is_named(tmp_path):
+    t = fastfeed.Templates.from_file(corpus("mfast-complex/example.xml"))
+    data, packets, pos = corpus("mfast-complex/complex30000.dat").read_bytes(), [], 0
+    while pos < len(data) and len(packets) < 100:
+        n = int.from_bytes(data[pos:pos + 4], "little")
+        packets.append(data[pos + 4:pos + 4 + n])
+        pos += 4 + n
+    # Each packet behind a 7-byte header: a sequence number and three bytes of flags.
+    f = tmp_path / "h7.dat"
+    records = [(i + 1).to_bytes(4, "little") + b"\xfe\x01\x7f" + p for i, p in enumerate(packets)]
+    f.write_bytes(b"".join(len(r).to_bytes(4, "little") + r for r in records))
+    want = "skip_header=7, reset_each_packet=True (32 of 32 whole, against 0 as given)"
+    with pytest.raises(fastfeed.DecodeError) as e:
+        fastfeed.read_table(t, f, "MarketData", framing="len32le")
+    assert e.value.hint.startswith("the first packets decode with " + want)
+    assert want in str(e.value)
+    with pytest.raises(fastfeed.DecodeError) as e:
+        list(fastfeed.Decoder(t).iter_file(f, framing="len32le"))
+    assert want in str(e.value) and e.value.packet == 0
+    got = list(fastfeed.Decoder(t).iter_file(f, framing="len32le", skip_header=7, reset_each_packet=True))
+    assert len(got) == 100
+    # An error the options do not explain carries no hint.
+    torn = tmp_path / "torn.dat"
+    torn.write_bytes(len(packets[0][:5]).to_bytes(4, "little") + packets[0][:5])
+    with pytest.raises(fastfeed.DecodeError) as e:
+        list(fastfeed.Decoder(t).iter_file(torn, framing="len32le"))
+    assert e.value.hint is None

@@ -50,6 +50,24 @@ fn with_attrs(py: Python<'_>, err: PyErr, attrs: &[(&str, Py<PyAny>)]) -> PyErr 
     err
 }
 
+/// `err` with `hint` as its `hint` attribute and after its message: what to try.
+pub fn with_hint(py: Python<'_>, err: PyErr, hint: &str) -> PyErr {
+    let message = err
+        .value(py)
+        .getattr("args")
+        .and_then(|a| a.get_item(0))
+        .and_then(|m| m.extract::<String>())
+        .unwrap_or_default();
+    with_attrs(
+        py,
+        err,
+        &[
+            ("hint", obj(py, hint)),
+            ("args", obj(py, (format!("{message}; {hint}"),))),
+        ],
+    )
+}
+
 fn obj<'py, T: IntoPyObject<'py>>(py: Python<'py>, v: T) -> Py<PyAny> {
     v.into_pyobject(py)
         .map(|b| BoundObject::into_any(b).unbind())
@@ -83,6 +101,7 @@ pub fn codec_error(py: Python<'_>, e: &CodecError, packet: usize, offset: usize)
     let mut attrs = codec_attrs(py, e);
     attrs.push(("packet", obj(py, packet)));
     attrs.push(("offset", obj(py, offset)));
+    attrs.push(("hint", py.None()));
     with_attrs(py, DecodeError::new_err(e.to_string()), &attrs)
 }
 
@@ -108,6 +127,7 @@ pub fn stream_error(py: Python<'_>, e: &StreamError) -> PyErr {
                 ("template", py.None()),
                 ("field", py.None()),
                 ("kind", obj(py, other.to_string())),
+                ("hint", py.None()),
             ],
         ),
     }

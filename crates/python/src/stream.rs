@@ -10,7 +10,9 @@ use std::sync::{Arc, Mutex};
 
 use fastfeed_capture::{Len32Payloads, PayloadStats};
 use fastfeed_codec::{Decoder, Message, MessageBuilder, Templates};
-use fastfeed_packet::{Framing, PacketOptions, StreamDecoder};
+use fastfeed_packet::{
+    guess_header, Framing, HeaderGuess, PacketOptions, StreamDecoder, StreamError,
+};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
@@ -111,12 +113,20 @@ impl Input {
 
     /// The bytes the decoder reads, and their framing.
     pub fn source(&self) -> std::io::Result<(Source, Framing)> {
+        self.source_counted(true)
+    }
+
+    /// [`source`](Input::source), a capture's counts kept for [`capture_stats`] if `count`.
+    fn source_counted(&self, count: bool) -> std::io::Result<(Source, Framing)> {
         let mut file = BufReader::with_capacity(1 << 20, File::open(&self.path)?);
         let pcap = self.pcap || fastfeed_capture::is_capture(file.fill_buf()?);
         Ok(if pcap {
             let payloads = Len32Payloads::new(file, self.udp)
-                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?
-                .counting_into(self.capture.clone());
+                .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.to_string()))?;
+            if !count {
+                return Ok((Box::new(payloads), Framing::Len32Le));
+            }
+            let payloads = payloads.counting_into(self.capture.clone());
             self.is_capture.store(true, Ordering::Relaxed);
             (Box::new(payloads) as Source, Framing::Len32Le)
         } else if self.udp.is_some() {
@@ -131,6 +141,63 @@ impl Input {
             (Box::new(file), self.framing)
         })
     }
+}
+
+impl Input {
+    /// The packet header (and reset) with which the input's first 32 packets decode, where
+    /// the options given do worse: what a `DecodeError` adds as its hint. None for a raw
+    /// stream, or where nothing does better.
+    pub fn header_guess(&self, templates: &Arc<Templates>) -> Option<HeaderGuess> {
+        let (source, framing) = self.source_counted(false).ok()?;
+        if framing == Framing::Raw {
+            return None;
+        }
+        let mut start = Vec::new();
+        source.take(1 << 20).read_to_end(&mut start).ok()?;
+        let packets: Vec<&[u8]> = framing
+            .packets(&start)
+            .map_while(Result::ok)
+            .map(|p| p.bytes)
+            .filter(|b| b.len() <= 16 << 10)
+            .take(32)
+            .collect();
+        let opts = crate::options(self.strict);
+        guess_header(templates, &packets, self.packet, &opts)
+    }
+
+    /// `err`, raised for `e`, with the header hint where `e` is a decode error and the first
+    /// packets decode better with other options (`skip_header=`, `reset_each_packet=`).
+    pub fn explain(
+        &self,
+        py: Python<'_>,
+        templates: &Arc<Templates>,
+        e: &StreamError,
+        err: PyErr,
+    ) -> PyErr {
+        if !matches!(e, StreamError::Decode(_)) {
+            return err;
+        }
+        match self.header_guess(templates) {
+            Some(g) => crate::errors::with_hint(py, err, &python_hint(&g)),
+            None => err,
+        }
+    }
+}
+
+/// The guess in Python's terms.
+fn python_hint(g: &HeaderGuess) -> String {
+    format!(
+        "the first packets decode with skip_header={}{} ({} of {} whole, against {} as given)",
+        g.options.skip_header,
+        if g.options.reset_each_packet {
+            ", reset_each_packet=True"
+        } else {
+            ""
+        },
+        g.whole,
+        g.tried,
+        g.whole_as_given
+    )
 }
 
 /// `errors=` of the readers: raise at the first bad packet, or skip and count.
@@ -184,7 +251,8 @@ impl MessageIter {
     fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         while self.queue.is_empty() {
             if let Some(e) = self.pending.take() {
-                return Err(stream_error(py, &e));
+                let err = stream_error(py, &e);
+                return Err(self.input.explain(py, &self.templates, &e, err));
             }
             let queue = &mut self.queue;
             match self.stream.next_step(&mut self.builder, |b| {

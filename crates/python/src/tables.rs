@@ -234,7 +234,7 @@ pub fn read_table(
     )?;
     let (batches, schema, skipped) = py
         .detach(|| collect(&ts, t, &a, threads))
-        .map_err(|e| table_error(py, &e))?;
+        .map_err(|e| explain(py, &a.input, &ts, &e))?;
     warn_skipped(py, &skipped)?;
     a.input.warn_capture_losses(py)?;
     let table =
@@ -286,7 +286,7 @@ pub fn read_tables<'py>(
     )?;
     let (tables, skipped) = py
         .detach(|| collect_all(&ts, &a, threads))
-        .map_err(|e| table_error(py, &e))?;
+        .map_err(|e| explain(py, &a.input, &ts, &e))?;
     warn_skipped(py, &skipped)?;
     a.input.warn_capture_losses(py)?;
     let out = PyDict::new(py);
@@ -398,4 +398,18 @@ pub fn read_batches(
         .map_err(|e| table_error(py, &e))?;
     let reader: Box<dyn RecordBatchReader + Send> = Box::new(reader);
     Ok(reader.into_pyarrow(py)?.unbind())
+}
+
+/// A table error as raised, with the header hint where it is a decode error.
+fn explain(
+    py: Python<'_>,
+    input: &Input,
+    ts: &Arc<fastfeed_codec::Templates>,
+    e: &TableError,
+) -> PyErr {
+    let err = table_error(py, e);
+    match e {
+        TableError::Stream(s) => input.explain(py, ts, s, err),
+        _ => err,
+    }
 }
