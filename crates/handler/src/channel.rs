@@ -57,23 +57,7 @@ fn reset_prefixes(templates: &Templates) -> Vec<Vec<u8>> {
         .filter(|t| t.reset && t.body.instrs.is_empty())
         .map(|t| {
             let mut v = vec![0xc0];
-            let mut groups = Vec::new();
-            let mut id = t.id;
-            loop {
-                groups.push((id & 0x7f) as u8);
-                id >>= 7;
-                if id == 0 {
-                    break;
-                }
-            }
-            groups.reverse();
-            let n = groups.len();
-            v.extend(
-                groups
-                    .iter()
-                    .enumerate()
-                    .map(|(i, g)| if i + 1 == n { g | 0x80 } else { *g }),
-            );
+            fastfeed_codec::primitives::put::put_u64(&mut v, u64::from(t.id));
             v
         })
         .collect()

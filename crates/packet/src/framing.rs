@@ -343,13 +343,8 @@ pub fn write_blocks<'a>(
 
 /// `len` as a stop-bit unsigned integer, the shortest form.
 pub fn block_size_prefix(len: usize) -> Vec<u8> {
-    let v = len as u64;
-    let groups = (64 - v.leading_zeros()).div_ceil(7).max(1);
-    let mut b: Vec<u8> = (0..groups)
-        .rev()
-        .map(|g| (v >> (7 * g) & 0x7f) as u8)
-        .collect();
-    *b.last_mut().expect("one group at least") |= 0x80;
+    let mut b = Vec::with_capacity(3);
+    fastfeed_codec::primitives::put::put_u64(&mut b, len as u64);
     b
 }
 
