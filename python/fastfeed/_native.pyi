@@ -37,9 +37,11 @@ class DecodeError(FastError):
     field: Optional[str]
     kind: str
     hint: Optional[str]
-    """What to try, where ``read_table``, ``read_tables`` or ``iter_file`` found that the
-    file's first packets decode with another ``skip_header`` / ``reset_each_packet`` (also
-    appended to the message); else None."""
+    """What to try, where ``read_table``, ``read_tables``, ``read_batches`` or ``iter_file``
+    found that the file's first packets decode with another ``skip_header`` /
+    ``reset_each_packet`` (also appended to the message); else None. A batch of
+    ``read_batches`` after its first fails with pyarrow's ``ArrowInvalid``, whose message
+    ends with the same hint."""
 
 class EncodeError(FastError):
     code: Optional[str]

@@ -3,6 +3,7 @@ carry the spec code and place; encode -> decode round trips."""
 
 from decimal import Decimal
 
+import pyarrow as pa
 import pytest
 
 import fastfeed
@@ -270,6 +271,20 @@ def test_a_packet_header_left_in_front_of_the_messages_is_named(tmp_path):
     assert want in str(e.value) and e.value.packet == 0
     got = list(fastfeed.Decoder(t).iter_file(f, framing="len32le", skip_header=7, reset_each_packet=True))
     assert len(got) == 100
+    # read_batches raises a DecodeError with the hint where its first batch fails, and
+    # names it in pyarrow's error where a later batch does.
+    with pytest.raises(fastfeed.DecodeError) as e:
+        fastfeed.read_batches(t, f, "MarketData", framing="len32le")
+    assert want in str(e.value)
+    late = tmp_path / "late.dat"
+    # Its first two packets (a QuoteRequest, then a MarketData) without the header.
+    late.write_bytes(b"".join(len(p).to_bytes(4, "little") + p for p in packets[:2])
+                     + b"".join(len(r).to_bytes(4, "little") + r for r in records[2:]))
+    reader = fastfeed.read_batches(t, late, "MarketData", framing="len32le", batch_rows=1)
+    assert reader.read_next_batch().num_rows == 1
+    with pytest.raises(pa.ArrowInvalid) as e:
+        reader.read_next_batch()
+    assert "skip_header=7, reset_each_packet=True (30 of 32 whole, against 2 as given)" in str(e.value)
     # An error the options do not explain carries no hint.
     torn = tmp_path / "torn.dat"
     torn.write_bytes(len(packets[0][:5]).to_bytes(4, "little") + packets[0][:5])

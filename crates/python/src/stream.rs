@@ -174,13 +174,19 @@ impl Input {
         e: &StreamError,
         err: PyErr,
     ) -> PyErr {
-        if !matches!(e, StreamError::Decode(_)) {
-            return err;
-        }
-        match self.header_guess(templates) {
-            Some(g) => crate::errors::with_hint(py, err, &python_hint(&g)),
+        match self.hint(templates, e) {
+            Some(hint) => crate::errors::with_hint(py, err, &hint),
             None => err,
         }
+    }
+
+    /// What to try for `e`: the header hint in Python's terms, where `e` is a decode error
+    /// and the first packets decode better with other options; None otherwise.
+    pub fn hint(&self, templates: &Arc<Templates>, e: &StreamError) -> Option<String> {
+        if !matches!(e, StreamError::Decode(_)) {
+            return None;
+        }
+        self.header_guess(templates).map(|g| python_hint(&g))
     }
 }
 

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_pyarrow::{IntoPyArrow, PyArrowType};
-use arrow_schema::SchemaRef;
+use arrow_schema::{ArrowError, SchemaRef};
 use fastfeed_arrow::{
     collect_table_parallel, collect_tables_parallel, with_scale_retry, BatchReader, Blocking,
     OnError, ParallelTable, ParallelTables, Skipped, TableBuilder, TableError, TableOptions,
@@ -353,8 +353,9 @@ fn collect_all(
 /// Streams one template's table as a pyarrow.RecordBatchReader, in bounded memory, for files
 /// larger than memory. The first batch is decoded at once; it sets the decimal scales, and a
 /// later value needing more fraction digits fails the read (give decimal_scale then).
-/// Errors from a later batch come out of pyarrow as its own exceptions. Arguments as
-/// read_table.
+/// Errors from a later batch come out of pyarrow as its own exceptions (ArrowInvalid), whose
+/// message names the skip_header / reset_each_packet to try as DecodeError.hint does.
+/// Arguments as read_table.
 #[pyfunction]
 #[pyo3(signature = (templates, path, template = None, *, entries = None, framing = "raw",
     udp = None, skip_header = 0, reset_each_packet = false, strict = false, batch_rows = 65536,
@@ -395,9 +396,61 @@ pub fn read_batches(
             let table = TableBuilder::new(t, &a.opts)?.batch_rows(a.batch_rows);
             BatchReader::new(stream, table, a.on_error)
         })
-        .map_err(|e| table_error(py, &e))?;
-    let reader: Box<dyn RecordBatchReader + Send> = Box::new(reader);
+        .map_err(|e| explain(py, &a.input, &ts, &e))?;
+    let reader: Box<dyn RecordBatchReader + Send> = Box::new(Hinted {
+        inner: reader,
+        input: a.input,
+        templates: ts,
+    });
     Ok(reader.into_pyarrow(py)?.unbind())
+}
+
+/// `read_batches`' reader: a decode error met after the first batch carries the header hint
+/// in its message too (pyarrow raises it with that message, not as a `DecodeError`).
+struct Hinted<R> {
+    inner: BatchReader<R>,
+    input: Input,
+    templates: Arc<fastfeed_codec::Templates>,
+}
+
+/// A table error and what to try, as one message.
+#[derive(Debug)]
+struct HintedError {
+    error: TableError,
+    hint: String,
+}
+
+impl std::fmt::Display for HintedError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}; {}", self.error, self.hint)
+    }
+}
+
+impl std::error::Error for HintedError {}
+
+impl<R: std::io::Read> Iterator for Hinted<R> {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let error = match self.inner.next_batch() {
+            Ok(batch) => return batch.map(Ok),
+            Err(e) => e,
+        };
+        let hint = match &error {
+            TableError::Stream(s) => self.input.hint(&self.templates, s),
+            _ => None,
+        };
+        Some(Err(match hint {
+            Some(hint) => ArrowError::ExternalError(Box::new(HintedError { error, hint })),
+            None => ArrowError::ExternalError(Box::new(error)),
+        }))
+    }
+}
+
+impl<R: std::io::Read> RecordBatchReader for Hinted<R> {
+    fn schema(&self) -> SchemaRef {
+        self.inner.table().schema()
+    }
 }
 
 /// A table error as raised, with the header hint where it is a decode error.
