@@ -2,7 +2,8 @@
 # One device lease's checks in one call (a 16-core machine lent for minutes), each part under
 # its own timeout so a cut run keeps what it had. Parts (SECTIONS, default all):
 #   cpus   each CPU's own speed (one pinned thread per CPU in turn)
-#   race   the race with mFAST on the fastest CPU (RACE_PAIRS alternating pairs), MOEX increment_a
+#   race   the race with mFAST on the fastest CPU (RACE_PAIRS alternating pairs; with FF2, a
+#          second fastfeed build, RACE_ROUNDS rounds of both builds in turn), MOEX increment_a
 #   lat    Zenoh alone, then scripts/hosts.sh one record a packet over the low-latency transport,
 #          subscribers sleeping and spinning (ROUNDS rounds): across network-namespace hosts
 #          where `ip netns` works, else on loopback
@@ -41,8 +42,14 @@ fi
 if has race; then
   echo "== race, ${pin[*]:-not pinned} $(date -u +%T)"
   mkdir -p /tmp/ff-lease
-  FF=$FF MFAST=$D COMPLEX=$D/corpus/mfast-complex SIMPLE=/tmp/ff-lease/race-simple.dat \
-    timeout 150 "${pin[@]}" "$root/bench/mfast/race.sh" "${RACE_PAIRS:-3}" | tail -n +2
+  # With FF2 (another build, e.g. $D/fastfeed-bmi), RACE_ROUNDS rounds alternate the two.
+  for r in $(seq "${RACE_ROUNDS:-1}"); do
+    for ff in "$FF" ${FF2:+"$FF2"}; do
+      [ -n "${FF2:-}" ] && echo "-- round $r: $(basename "$ff")"
+      FF=$ff MFAST=$D COMPLEX=$D/corpus/mfast-complex SIMPLE=/tmp/ff-lease/race-simple.dat \
+        timeout 150 "${pin[@]}" "$root/bench/mfast/race.sh" "${RACE_PAIRS:-3}" | tail -n +2
+    done
+  done
   echo "MOEX increment_a: $("${pin[@]}" "$FF" bench decode -t "$D/corpus/moex-forts-2013/templates.xml" \
     "$D/corpus/moex-forts-2013/increment_a.dat" --passes 21 | grep -E '^min')"
 fi
