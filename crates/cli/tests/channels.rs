@@ -64,6 +64,9 @@ fn two_threads_take_the_channels_and_account_for_every_loss() {
         &CHANNELS.to_string(),
         "--threads",
         "2",
+        // Each channel's group joined for the multicaster's address only (source-specific).
+        "--source",
+        "127.0.0.1",
     ]));
     pub_args.extend(strings(&[
         "--wait-subscribers",

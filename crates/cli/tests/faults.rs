@@ -47,6 +47,9 @@ fn run_pipeline(dir: &std::path::Path, file: &std::path::Path) -> (Value, Value,
         "1",
         "--idle-timeout",
         "20",
+        // Joined for the multicaster's address only (source-specific).
+        "--source",
+        "127.0.0.1",
     ]));
     pub_args.extend(["--report-json".into(), path_arg(&pub_json)]);
     let mut publisher = Proc::spawn("publisher", &pub_args);

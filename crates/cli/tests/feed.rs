@@ -20,9 +20,17 @@ fn corpus(file: &str) -> PathBuf {
 
 /// A MOEX configuration on this process's own groups.
 fn config(dir: &Path) -> PathBuf {
+    config_from(dir, [None; 3])
+}
+
+/// [`config`] with the lines A, B and snapshot joined for these sources only.
+fn config_from(dir: &Path, sources: [Option<&str>; 3]) -> PathBuf {
     let line = |tag: u16, file: &str| {
+        let source = sources[tag as usize - 1]
+            .map(|s| format!(", source = \"{s}\""))
+            .unwrap_or_default();
         format!(
-            "{{ group = \"{}\", capture = \"{}\", format = \"raw\" }}",
+            "{{ group = \"{}\"{source}, capture = \"{}\", format = \"raw\" }}",
             unique_group(tag),
             corpus(file).display()
         )
@@ -252,6 +260,44 @@ fn replay_and_handle_recover_losses_on_both_lines() {
     assert!(num(r, "went_stale") > 0, "{r}");
     assert!(num(r, "recoveries") > 0, "{r}");
     assert_eq!(num(r, "stale_periods"), num(r, "recoveries"));
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_line_joined_for_another_source_receives_nothing() {
+    if !fastfeed_net::loopback_multicast_works() {
+        eprintln!("skipped: {}", fastfeed_net::LOOPBACK_HINT);
+        return;
+    }
+    // `replay` sends from 127.0.0.1; line B asks for 127.0.0.2's datagrams only (as a
+    // source-specific join to another sender would), so line A carries the channel alone.
+    let dir = scratch("feed-source");
+    let cfg = config_from(&dir, [Some("127.0.0.1"), Some("127.0.0.2"), None]);
+    let report = dir.join("handle.json");
+    let args = ["handle", &path_arg(&cfg), "--idle-exit-ms", "1500", "-q"];
+    let mut args = strings(&args);
+    args.extend(strings(&["--report-json", &path_arg(&report)]));
+    let mut handle = Proc::spawn("handle", &args);
+    handle.wait_ready();
+    let replay = fastfeed()
+        .args(["replay", "--rate", "20000", "-q"])
+        .arg(&cfg)
+        .output()
+        .unwrap();
+    assert!(
+        replay.status.success(),
+        "{}",
+        String::from_utf8_lossy(&replay.stderr)
+    );
+    let ended = wait_all(std::slice::from_mut(&mut handle), Duration::from_secs(60));
+    assert!(ended[0].success);
+    let r = &read_json(&report)["FUT-BOOK-5"];
+    assert_eq!(
+        (num(r, "packets_a"), num(r, "packets_b")),
+        (8_101, 0),
+        "{r}"
+    );
+    assert_eq!(num(r, "book_errors"), 0);
     std::fs::remove_dir_all(&dir).ok();
 }
 

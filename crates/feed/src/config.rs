@@ -13,7 +13,7 @@
 //! packet = { kind = "none" }          # the MsgSeqNum of the packet's message orders it
 //! gap_timeout_ms = 50
 //! a = { group = "239.195.1.40:16040", capture = "increment_a.dat" }
-//! b = { group = "239.195.1.168:16168", capture = "increment_b.dat" }
+//! b = { group = "239.195.1.168:16168", source = "91.203.253.235", capture = "increment_b.dat" }
 //! snapshot = { group = "239.195.1.41:16041", capture = "snapshot.dat" }
 //! ```
 
@@ -241,6 +241,10 @@ pub struct LineConfig {
     /// Address of the interface to join the group on.
     #[serde(default = "default_interface")]
     pub interface: Ipv4Addr,
+    /// The line's sender, where the exchange names one (MOEX's `src-ip`, CME's source
+    /// address): the group is then joined for that source only (IGMPv3 source-specific
+    /// multicast), as networks that carry market data by PIM-SSM require.
+    pub source: Option<Ipv4Addr>,
     /// A capture of this line.
     pub capture: Option<PathBuf>,
     /// The capture's layout; by default pcap/pcapng if the file says so, else raw.
@@ -366,7 +370,7 @@ templates = "templates.xml"
 name = "FUT-BOOK-5"
 gap_timeout_ms = 50
 a = { group = "239.195.1.40:16040", capture = "increment_a.dat" }
-b = { group = "239.195.1.168:16168", capture = "/abs/increment_b.dat", format = "raw" }
+b = { group = "239.195.1.168:16168", source = "91.203.253.235", capture = "/abs/increment_b.dat", format = "raw" }
 snapshot = { group = "239.195.1.41:16041", capture = "snapshot.pcap", udp = "239.9.9.9:1" }
 "#;
 
@@ -384,6 +388,10 @@ snapshot = { group = "239.195.1.41:16041", capture = "snapshot.pcap", udp = "239
         let b = ch.b.as_ref().unwrap();
         assert_eq!(b.capture, Some(PathBuf::from("/abs/increment_b.dat")));
         assert_eq!(b.format, Some(CaptureFormat::Raw));
+        assert_eq!(
+            (ch.a.source, b.source),
+            (None, Some(Ipv4Addr::new(91, 203, 253, 235)))
+        );
         let s = ch.snapshot.as_ref().unwrap();
         assert_eq!(s.capture_selector(), Some("239.9.9.9:1".parse().unwrap()));
         assert_eq!(ch.a.capture_selector(), ch.a.group);

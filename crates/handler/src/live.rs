@@ -30,7 +30,7 @@ fn receiver(line: &LineConfig, which: &str) -> Result<McastReceiver, NetError> {
         context: format!("line {which}"),
         error: io::Error::new(io::ErrorKind::InvalidInput, "no multicast group configured"),
     })?;
-    let rx = McastReceiver::new(group, line.interface)?;
+    let rx = McastReceiver::join(group, line.source, line.interface)?;
     rx.set_nonblocking(true).map_err(|error| NetError::Io {
         context: format!("non-blocking {group}"),
         error,
@@ -58,16 +58,13 @@ impl LiveChannel {
         Ok(live)
     }
 
-    /// Each joined line's receive buffer as granted and the datagrams the kernel dropped for
-    /// it (a full buffer's loss, which the sequence alone shows as a network gap; `None`
-    /// where the counter cannot be read).
-    pub fn sockets(&self) -> Vec<(&'static str, usize, Option<u64>)> {
+    /// Each joined line's socket: its group and source, its receive buffer as granted and
+    /// the datagrams the kernel dropped for it (a full buffer's loss, which the sequence
+    /// alone shows as a network gap).
+    pub fn sockets(&self) -> Vec<(&'static str, &McastReceiver)> {
         let lines = self.lines.iter().map(|(id, rx)| (id.name(), rx));
         let snapshot = self.snapshot_rx.iter().map(|rx| ("snapshot", rx));
-        lines
-            .chain(snapshot)
-            .map(|(name, rx)| (name, rx.recv_buffer_size(), rx.kernel_drops()))
-            .collect()
+        lines.chain(snapshot).collect()
     }
 
     /// Whether the snapshot line is joined now.

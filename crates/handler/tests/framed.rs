@@ -19,6 +19,7 @@ fn config(path: std::path::PathBuf, format: Option<CaptureFormat>) -> LineConfig
     LineConfig {
         group: None,
         interface: std::net::Ipv4Addr::LOCALHOST,
+        source: None,
         capture: Some(path),
         format,
         udp: None,

@@ -324,6 +324,7 @@ fn a_pcap_of_the_three_lines_replays_to_the_same_books() {
                 let cfg = fastfeed_feed::LineConfig {
                     group: Some(g.parse().unwrap()),
                     interface: std::net::Ipv4Addr::LOCALHOST,
+                    source: None,
                     capture: Some(path.clone()),
                     format: None,
                     udp: None,

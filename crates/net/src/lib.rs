@@ -29,6 +29,9 @@ pub enum NetError {
     /// The group address is not a multicast address.
     #[error("{0} is not an IPv4 multicast address")]
     NotMulticast(std::net::Ipv4Addr),
+    /// A source-specific join's source is not a unicast address.
+    #[error("{0} cannot be a multicast source: give the sender's unicast address")]
+    BadSource(std::net::Ipv4Addr),
     /// A fault rate is outside [0, 1].
     #[error("fault rate {name} = {value} is outside [0, 1]")]
     InvalidRate { name: &'static str, value: f64 },

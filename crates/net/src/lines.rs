@@ -29,11 +29,16 @@ pub struct Lines {
 }
 
 impl Lines {
-    /// Joins every group on `interface`, each socket non-blocking.
-    pub fn join(groups: &[SocketAddrV4], interface: Ipv4Addr) -> Result<Lines, NetError> {
+    /// Joins every group on `interface` (from `source` only, when given: see
+    /// [`McastReceiver::join`]), each socket non-blocking.
+    pub fn join(
+        groups: &[SocketAddrV4],
+        source: Option<Ipv4Addr>,
+        interface: Ipv4Addr,
+    ) -> Result<Lines, NetError> {
         let mut receivers = Vec::with_capacity(groups.len());
         for &g in groups {
-            let rx = McastReceiver::new(g, interface)?;
+            let rx = McastReceiver::join(g, source, interface)?;
             rx.set_nonblocking(true)
                 .map_err(io_err(format!("O_NONBLOCK {g}")))?;
             receivers.push(rx);
@@ -109,7 +114,7 @@ mod tests {
         let port = fastrand::u16(20000..60000);
         let base = SocketAddrV4::new(Ipv4Addr::new(239, 77, fastrand::u8(..), 1), port);
         let groups: Vec<_> = (0..3).map(|c| channel_group(base, c).unwrap()).collect();
-        let mut lines = Lines::join(&groups, lo).unwrap();
+        let mut lines = Lines::join(&groups, None, lo).unwrap();
         let mut buf = [0u8; 64];
         assert_eq!(lines.try_recv(&mut buf).unwrap(), None);
         for (c, g) in groups.iter().enumerate() {

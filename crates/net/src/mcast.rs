@@ -80,6 +80,7 @@ impl McastSender {
 pub struct McastReceiver {
     socket: UdpSocket,
     group: SocketAddrV4,
+    source: Option<Ipv4Addr>,
     recv_buffer: usize,
     requested: usize,
 }
@@ -93,13 +94,39 @@ impl McastReceiver {
         Self::with_buffer(group, interface, RECV_BUFFER_REQUEST)
     }
 
+    /// As [`new`](Self::new), but receiving only what `source` sends to the group when
+    /// `source` is given: a source-specific join (IGMPv3, IP_ADD_SOURCE_MEMBERSHIP), which
+    /// networks that route market data by PIM-SSM need (exchanges list each line's source
+    /// address beside its group), and which keeps another sender to the same group out.
+    pub fn join(
+        group: SocketAddrV4,
+        source: Option<Ipv4Addr>,
+        interface: Ipv4Addr,
+    ) -> Result<Self, NetError> {
+        Self::open(group, source, interface, RECV_BUFFER_REQUEST)
+    }
+
     /// As [`new`](Self::new), asking for a receive buffer of `request` bytes.
     pub fn with_buffer(
         group: SocketAddrV4,
         interface: Ipv4Addr,
         request: usize,
     ) -> Result<Self, NetError> {
+        Self::open(group, None, interface, request)
+    }
+
+    fn open(
+        group: SocketAddrV4,
+        source: Option<Ipv4Addr>,
+        interface: Ipv4Addr,
+        request: usize,
+    ) -> Result<Self, NetError> {
         check_group(&group)?;
+        if let Some(s) = source {
+            if s.is_multicast() || s.is_broadcast() || s.is_unspecified() {
+                return Err(NetError::BadSource(s));
+            }
+        }
         let socket = udp_socket()?;
         socket
             .set_reuse_address(true)
@@ -113,12 +140,21 @@ impl McastReceiver {
         socket
             .bind(&SockAddr::from(group))
             .map_err(io_err(format!("bind {group}")))?;
-        socket
-            .join_multicast_v4(group.ip(), &interface)
-            .map_err(io_err(format!("join {} on {interface}", group.ip())))?;
+        match source {
+            Some(s) => socket
+                .join_ssm_v4(&s, group.ip(), &interface)
+                .map_err(io_err(format!(
+                    "join {} from {s} on {interface}",
+                    group.ip()
+                )))?,
+            None => socket
+                .join_multicast_v4(group.ip(), &interface)
+                .map_err(io_err(format!("join {} on {interface}", group.ip())))?,
+        }
         Ok(McastReceiver {
             socket: socket.into(),
             group,
+            source,
             recv_buffer,
             requested: request,
         })
@@ -172,6 +208,11 @@ impl McastReceiver {
 
     pub fn group(&self) -> SocketAddrV4 {
         self.group
+    }
+
+    /// The only sender this receiver takes datagrams from (a source-specific join), if any.
+    pub fn source(&self) -> Option<Ipv4Addr> {
+        self.source
     }
 
     /// The socket, to wait on it with others.

@@ -151,3 +151,52 @@ fn receive_buffer_overflow_is_counted() {
     let hint = fastfeed_net::overflow_hint(drops, rx.recv_buffer_size());
     assert!(hint.contains(&format!("dropped {drops} datagrams")) && hint.contains("-s"));
 }
+
+/// A sender whose datagrams leave from `from` (an address of the loopback interface), as
+/// two hosts sending to one group would.
+fn sender_from(from: Ipv4Addr) -> std::net::UdpSocket {
+    use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+    let s = Socket::new(Domain::IPV4, Type::DGRAM, Some(Protocol::UDP)).unwrap();
+    s.set_multicast_if_v4(&LO).unwrap();
+    s.set_multicast_loop_v4(true).unwrap();
+    s.bind(&SockAddr::from(SocketAddrV4::new(from, 0))).unwrap();
+    s.into()
+}
+
+/// Everything `rx` has queued within 300 ms.
+fn drain(rx: &McastReceiver) -> Vec<Vec<u8>> {
+    let mut got = Vec::new();
+    let mut buf = [0u8; 64];
+    rx.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    while let Ok(n) = rx.recv(&mut buf) {
+        got.push(buf[..n].to_vec());
+    }
+    got
+}
+
+#[test]
+fn a_source_specific_join_takes_only_that_senders_datagrams() {
+    assert!(available());
+    let group = random_group();
+    let (one, two) = (Ipv4Addr::new(127, 0, 0, 1), Ipv4Addr::new(127, 0, 0, 2));
+    let from_one = McastReceiver::join(group, Some(one), LO).unwrap();
+    let from_two = McastReceiver::join(group, Some(two), LO).unwrap();
+    let any = McastReceiver::join(group, None, LO).unwrap();
+    assert_eq!((from_one.source(), any.source()), (Some(one), None));
+    for i in 0..3u8 {
+        sender_from(one).send_to(&[1, i], group).unwrap();
+        sender_from(two).send_to(&[2, i], group).unwrap();
+    }
+    let (a, b, c) = (drain(&from_one), drain(&from_two), drain(&any));
+    assert_eq!(a, [[1, 0], [1, 1], [1, 2]]);
+    assert_eq!(b, [[2, 0], [2, 1], [2, 2]]);
+    assert_eq!(c.len(), 6, "{c:?}");
+    for bad in [Ipv4Addr::UNSPECIFIED, Ipv4Addr::BROADCAST, *group.ip()] {
+        let err = McastReceiver::join(group, Some(bad), LO).unwrap_err();
+        assert!(
+            err.to_string().contains("cannot be a multicast source"),
+            "{err}"
+        );
+    }
+}

@@ -211,11 +211,17 @@ pub fn run_live<O: Output>(
         }
     }
     for (c, l) in channels.iter().zip(&live) {
-        for (line, granted, drops) in l.sockets() {
+        for (line, rx) in l.sockets() {
+            let (granted, drops) = (rx.recv_buffer_size(), rx.kernel_drops());
             let shown = drops.map_or_else(|| "unknown".into(), |d| d.to_string());
+            let from = rx
+                .source()
+                .map(|s| format!(" from {s}"))
+                .unwrap_or_default();
             eprintln!(
-                "{} line {line}: receive buffer {granted} bytes granted, datagrams dropped by the kernel {shown}",
-                c.config.name
+                "{} line {line} ({}{from}): receive buffer {granted} bytes granted, datagrams dropped by the kernel {shown}",
+                c.config.name,
+                rx.group()
             );
             if let Some(d) = drops.filter(|&d| d > 0) {
                 eprintln!("  {}", fastfeed_net::overflow_hint(d, granted));

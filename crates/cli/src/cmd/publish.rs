@@ -36,6 +36,10 @@ pub struct PublishArgs {
     /// Address of the interface to join the group on (127.0.0.1 for this host only).
     #[arg(short = 'i', long, default_value = "127.0.0.1")]
     pub interface: Ipv4Addr,
+    /// Take the group's datagrams from this sender only (a source-specific join, IGMPv3),
+    /// as networks that carry market data by PIM-SSM require.
+    #[arg(long)]
+    pub source: Option<Ipv4Addr>,
     /// Bus feed name: topics are fastfeed/<feed>/<type>[/<security>].
     #[arg(long, default_value = "fastfeed")]
     pub feed: String,
@@ -349,8 +353,8 @@ impl SocketReport {
 /// Takes packets from the multicast group until the Done message and then quiet for the
 /// linger time, or until no packet came for the idle timeout.
 fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<SocketReport> {
-    let rx =
-        McastReceiver::new(a.group, a.interface).with_context(|| format!("joining {}", a.group))?;
+    let rx = McastReceiver::join(a.group, a.source, a.interface)
+        .with_context(|| format!("joining {}", a.group))?;
     let block = a.idle_wait == IdleWait::Block;
     if block {
         rx.set_read_timeout(Some(Duration::from_millis(1)))?;

@@ -227,7 +227,7 @@ fn serve<B: Bus>(
                 .iter()
                 .map(|&c| channel_group(a.group, c))
                 .collect::<Result<Vec<SocketAddrV4>, _>>()?;
-            let mut lines = Lines::join(&groups, a.interface)
+            let mut lines = Lines::join(&groups, a.source, a.interface)
                 .with_context(|| format!("joining the groups of channels {mine:?}"))?;
             let _ = ready.send(Ok(()));
             receive(&mut p, &mut lines, shared)?;

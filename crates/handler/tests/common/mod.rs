@@ -28,6 +28,7 @@ pub fn line(id: LineId, file: &str) -> CapturedLine {
     let cfg = LineConfig {
         group: None,
         interface: std::net::Ipv4Addr::LOCALHOST,
+        source: None,
         capture: Some(corpus(file)),
         format: Some(CaptureFormat::Raw),
         udp: None,
