@@ -186,6 +186,27 @@ fn book_json_equals_the_snapshots_decode_prints() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
+/// `handle` on `cfg`'s groups while `replay` sends them (`replay_args` before the config);
+/// the channel's report and replay's standard error.
+fn handle_replayed(dir: &Path, cfg: &Path, replay_args: &[&str]) -> (serde_json::Value, String) {
+    let report = dir.join("handle.json");
+    let mut args = strings(&["handle", &path_arg(cfg), "--idle-exit-ms", "1500", "-q"]);
+    args.extend(strings(&["--report-json", &path_arg(&report)]));
+    let mut handle = Proc::spawn("handle", &args);
+    handle.wait_ready();
+    let replay = fastfeed()
+        .arg("replay")
+        .args(replay_args)
+        .arg(cfg)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&replay.stderr).into_owned();
+    assert!(replay.status.success(), "{stderr}");
+    let ended = wait_all(std::slice::from_mut(&mut handle), Duration::from_secs(60));
+    assert!(ended[0].success);
+    (read_json(&report)["FUT-BOOK-5"].clone(), stderr)
+}
+
 #[test]
 fn replay_and_handle_recover_losses_on_both_lines() {
     if !fastfeed_net::loopback_multicast_works() {
@@ -194,44 +215,11 @@ fn replay_and_handle_recover_losses_on_both_lines() {
     }
     let dir = scratch("feed-live");
     let cfg = config(&dir);
-    let report = dir.join("handle.json");
-    let mut handle = Proc::spawn(
-        "handle",
-        &strings(&[
-            "handle",
-            &path_arg(&cfg),
-            "--idle-exit-ms",
-            "1500",
-            "-q",
-            "--report-json",
-            &path_arg(&report),
-        ]),
-    );
-    handle.wait_ready();
     // The same 1% lost on both lines: those packets are gone, and their instruments must
     // recover from the snapshot line.
-    let replay = fastfeed()
-        .args([
-            "replay",
-            "--rate",
-            "20000",
-            "--drop",
-            "0.01",
-            "--same-faults",
-            "-q",
-        ])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    assert!(
-        replay.status.success(),
-        "{}",
-        String::from_utf8_lossy(&replay.stderr)
-    );
-    let ended = wait_all(std::slice::from_mut(&mut handle), Duration::from_secs(60));
-    assert!(ended[0].success);
-    let r = &read_json(&report)["FUT-BOOK-5"];
-    let stderr = String::from_utf8_lossy(&replay.stderr);
+    let args = ["--rate", "20000", "--drop", "0.01", "--same-faults", "-q"];
+    let (r, stderr) = handle_replayed(&dir, &cfg, &args);
+    let r = &r;
     let dropped: u64 = stderr
         .lines()
         .filter(|l| l.contains(" line a ") || l.contains(" line b "))
@@ -273,25 +261,8 @@ fn a_line_joined_for_another_source_receives_nothing() {
     // source-specific join to another sender would), so line A carries the channel alone.
     let dir = scratch("feed-source");
     let cfg = config_from(&dir, [Some("127.0.0.1"), Some("127.0.0.2"), None]);
-    let report = dir.join("handle.json");
-    let args = ["handle", &path_arg(&cfg), "--idle-exit-ms", "1500", "-q"];
-    let mut args = strings(&args);
-    args.extend(strings(&["--report-json", &path_arg(&report)]));
-    let mut handle = Proc::spawn("handle", &args);
-    handle.wait_ready();
-    let replay = fastfeed()
-        .args(["replay", "--rate", "20000", "-q"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    assert!(
-        replay.status.success(),
-        "{}",
-        String::from_utf8_lossy(&replay.stderr)
-    );
-    let ended = wait_all(std::slice::from_mut(&mut handle), Duration::from_secs(60));
-    assert!(ended[0].success);
-    let r = &read_json(&report)["FUT-BOOK-5"];
+    let (r, _) = handle_replayed(&dir, &cfg, &["--rate", "20000", "-q"]);
+    let r = &r;
     assert_eq!(
         (num(r, "packets_a"), num(r, "packets_b")),
         (8_101, 0),
