@@ -20,18 +20,19 @@ fn corpus(file: &str) -> PathBuf {
 
 /// A MOEX configuration on this process's own groups.
 fn config(dir: &Path) -> PathBuf {
-    config_from(dir, [None; 3])
+    config_from(dir, 0, [None; 3])
 }
 
-/// [`config`] with the lines A, B and snapshot joined for these sources only.
-fn config_from(dir: &Path, sources: [Option<&str>; 3]) -> PathBuf {
+/// [`config`] on groups `base` + 1..3 (tests that run at once each take their own), with
+/// the lines A, B and snapshot joined for these sources only.
+fn config_from(dir: &Path, base: u16, sources: [Option<&str>; 3]) -> PathBuf {
     let line = |tag: u16, file: &str| {
         let source = sources[tag as usize - 1]
             .map(|s| format!(", source = \"{s}\""))
             .unwrap_or_default();
         format!(
             "{{ group = \"{}\"{source}, capture = \"{}\", format = \"raw\" }}",
-            unique_group(tag),
+            unique_group(base + tag),
             corpus(file).display()
         )
     };
@@ -248,6 +249,7 @@ fn replay_and_handle_recover_losses_on_both_lines() {
     assert!(num(r, "went_stale") > 0, "{r}");
     assert!(num(r, "recoveries") > 0, "{r}");
     assert_eq!(num(r, "stale_periods"), num(r, "recoveries"));
+    assert_eq!((num(r, "silences_a"), num(r, "silences_b")), (0, 0), "{r}");
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -258,10 +260,12 @@ fn a_line_joined_for_another_source_receives_nothing() {
         return;
     }
     // `replay` sends from 127.0.0.1; line B asks for 127.0.0.2's datagrams only (as a
-    // source-specific join to another sender would), so line A carries the channel alone.
+    // source-specific join to another sender would), so line A carries the channel alone,
+    // and line B is reported silent once line A has taken packets for a second (the
+    // default `line_silence_ms`; the replay takes 1.6 s).
     let dir = scratch("feed-source");
-    let cfg = config_from(&dir, [Some("127.0.0.1"), Some("127.0.0.2"), None]);
-    let (r, _) = handle_replayed(&dir, &cfg, &["--rate", "20000", "-q"]);
+    let cfg = config_from(&dir, 3, [Some("127.0.0.1"), Some("127.0.0.2"), None]);
+    let (r, _) = handle_replayed(&dir, &cfg, &["--rate", "5000", "-q"]);
     let r = &r;
     assert_eq!(
         (num(r, "packets_a"), num(r, "packets_b")),
@@ -269,6 +273,8 @@ fn a_line_joined_for_another_source_receives_nothing() {
         "{r}"
     );
     assert_eq!(num(r, "book_errors"), 0);
+    assert_eq!((num(r, "silences_a"), num(r, "silences_b")), (0, 1), "{r}");
+    assert!(num(r, "silent_ns_b") > 1_000_000_000, "{r}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

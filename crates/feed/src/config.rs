@@ -123,6 +123,10 @@ pub struct ChannelConfig {
     /// and rejected.
     #[serde(default = "default_max_jump")]
     pub max_seq_jump: u64,
+    /// A line (A or B) that takes no packet for this long while the other line takes
+    /// packets is reported silent, and counted (0: not watched).
+    #[serde(default = "default_line_silence")]
+    pub line_silence_ms: u64,
     /// Incremental line A.
     pub a: LineConfig,
     /// Incremental line B (the same packets).
@@ -133,6 +137,10 @@ pub struct ChannelConfig {
 
 fn default_gap_timeout() -> u64 {
     20
+}
+
+fn default_line_silence() -> u64 {
+    1_000
 }
 
 fn default_max_jump() -> u64 {
@@ -383,6 +391,7 @@ snapshot = { group = "239.195.1.41:16041", capture = "snapshot.pcap", udp = "239
         assert_eq!(c.templates_of(ch), PathBuf::from("/cfg/templates.xml"));
         assert_eq!(ch.packet, PacketHeader::None);
         assert_eq!(ch.gap_timeout_ms, 50);
+        assert_eq!(ch.line_silence_ms, 1_000);
         assert_eq!(ch.a.capture, Some(PathBuf::from("/cfg/increment_a.dat")));
         assert_eq!(ch.a.interface, Ipv4Addr::LOCALHOST);
         let b = ch.b.as_ref().unwrap();

@@ -19,6 +19,7 @@ use crate::fragments::Fragments;
 use crate::instruments::Instruments;
 use crate::output::{BookView, Output};
 use crate::settings::{ChannelSettings, LineId};
+use crate::silence::Silence;
 use crate::stats::{ChannelStats, StalePeriod};
 
 /// Recent first copies kept to recognize the other line's byte-identical copy.
@@ -92,6 +93,7 @@ pub struct Channel {
     cycle_seen: bool,
     snap_seen: HashSet<u64>,
     fragments: Fragments,
+    silence: Silence,
     stats: ChannelStats,
 }
 
@@ -105,6 +107,7 @@ impl Channel {
         let mut stats = ChannelStats::default();
         let joined = settings.snapshot_line;
         stats.snapshot_joins = joined as u64;
+        let (settings_line_b, silence_ns) = (settings.line_b, settings.line_silence_ns);
         Channel {
             instruments: Instruments::new(kind, settings.max_queue, settings.snapshot_line),
             settings,
@@ -129,6 +132,7 @@ impl Channel {
             cycle_seen: false,
             snap_seen: HashSet::new(),
             fragments: Fragments::default(),
+            silence: Silence::new(if settings_line_b { silence_ns } else { 0 }),
             stats,
         }
     }
@@ -144,7 +148,14 @@ impl Channel {
         s.arbiter = self.arbiter.stats();
         let n = self.normalizer.stats();
         (s.unknown_actions, s.no_entry_type) = (n.unknown_actions, n.no_entry_type);
+        (s.silences, s.silent_ns) = (self.silence.silences, self.silence.silent_ns);
         s
+    }
+
+    /// Which incremental lines (A, B) are silent now: no packet for `line_silence_ms`
+    /// while the other line took packets.
+    pub fn silent_lines(&self) -> [bool; 2] {
+        self.silence.silent()
     }
 
     /// Instruments known, and of them those stale or waiting for their first snapshot.
@@ -189,6 +200,7 @@ impl Channel {
 
     /// The input has ended: whatever is held is released as if its gap timed out.
     pub fn finish<O: Output>(&mut self, now_ns: u64, out: &mut O) {
+        self.silence.finish(now_ns);
         if !self.held.is_empty() || self.gap_since.is_some() {
             self.give_up(now_ns, out);
         }
@@ -222,6 +234,7 @@ impl Channel {
             Line::B => LineId::B,
         };
         self.stats.packets[id.index()] += 1;
+        self.silence.packet(id.index(), now_ns);
         let header = self.settings.header;
         let prefix_seq = header.prefix_seq(bytes);
         if matches!(header, PacketHeader::Seq { .. }) && prefix_seq.is_none() {

@@ -19,6 +19,7 @@ pub mod publish;
 pub mod replay;
 mod settings;
 pub mod setup;
+mod silence;
 pub mod source;
 mod stats;
 pub mod stream;

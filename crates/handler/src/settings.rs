@@ -52,6 +52,9 @@ pub struct ChannelSettings {
     /// Stay on the snapshot line and check every snapshot of a live instrument against its
     /// book at the same RptSeq.
     pub verify: bool,
+    /// A line that took no packet for this long while the other took packets is silent,
+    /// ns (0: not watched).
+    pub line_silence_ns: u64,
 }
 
 impl ChannelSettings {
@@ -67,6 +70,7 @@ impl ChannelSettings {
             line_b: c.b.is_some(),
             max_jump: c.max_seq_jump,
             verify: false,
+            line_silence_ns: c.line_silence_ms.saturating_mul(1_000_000),
         }
     }
 }

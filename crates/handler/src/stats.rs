@@ -103,6 +103,12 @@ pub struct ChannelStats {
     pub stale_ns_total: u64,
     /// The longest stale period, ns.
     pub stale_ns_max: u64,
+    /// Times each incremental line (A, B) fell silent: no packet for the channel's
+    /// `line_silence_ms` while the other line took packets.
+    pub silences: [u64; 2],
+    /// Time each line spent silent, ns: from its last packet before a silence to its next
+    /// (or to the end of the input).
+    pub silent_ns: [u64; 2],
     /// Arbitration counters.
     pub arbiter: ArbiterStats,
 }
@@ -158,6 +164,10 @@ impl ChannelStats {
             ("stale_periods".into(), self.stale_periods),
             ("stale_ns_total".into(), self.stale_ns_total),
             ("stale_ns_max".into(), self.stale_ns_max),
+            ("silences_a".into(), self.silences[0]),
+            ("silences_b".into(), self.silences[1]),
+            ("silent_ns_a".into(), self.silent_ns[0]),
+            ("silent_ns_b".into(), self.silent_ns[1]),
         ];
         let c = &self.arbiter.channel;
         v.extend([

@@ -25,6 +25,7 @@ fn settings() -> ChannelSettings {
         line_b: true,
         max_jump: 1_000_000,
         verify: true,
+        line_silence_ns: 1_000_000_000,
     }
 }
 

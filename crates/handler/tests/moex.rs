@@ -375,3 +375,37 @@ fn a_pcap_of_the_three_lines_replays_to_the_same_books() {
     clean(&s);
     assert_eq!(points(&c), points(&ab));
 }
+
+#[test]
+fn a_line_that_goes_quiet_is_reported_silent_while_the_other_carries_the_channel() {
+    let all = lines(true, true);
+    // The capture of line B starts 1.007 s after line A's: B is silent until its first
+    // packet.
+    let (t0, b0) = (all[0].packets[0].ts_ns, all[1].packets[0].ts_ns);
+    assert!(b0 - t0 > 1_000_000_000);
+    let (whole, s, _) = run_lines(&all);
+    assert_eq!((s.silences, s.silent_ns), ([0, 1], [0, b0 - t0]));
+    // Line B delivers nothing for 30 s of capture time, from a minute in.
+    const S: u64 = 1_000_000_000;
+    let quiet = t0 + 60 * S..t0 + 90 * S;
+    let b = edited(&all[1], |i, p| {
+        (!quiet.contains(&all[1].packets[i].ts_ns)).then(|| p.to_vec())
+    });
+    let times: Vec<u64> = b.packets.iter().map(|p| p.ts_ns).collect();
+    let after = times.partition_point(|&t| t < quiet.end);
+    let (last, next) = (times[after - 1], times[after]);
+    assert!(last < quiet.start && next >= quiet.end);
+    let (c, s, ch) = run_lines(&[all[0].clone(), b, all[2].clone()]);
+    assert_eq!(s.silences, [0, 2]);
+    assert_eq!(s.silent_ns, [0, b0 - t0 + next - last]);
+    assert_eq!(ch.silent_lines(), [false, false]);
+    // Line A carried the channel: nothing lost, the same books.
+    clean(&s);
+    assert_eq!(points(&c), points(&whole));
+    // A line that delivers nothing at all is silent to the end.
+    let (_, s, ch) = run_lines(&lines(true, false));
+    let span = all[0].packets.last().unwrap().ts_ns - t0;
+    assert_eq!(s.silences, [0, 1]);
+    assert!(s.silent_ns[1] >= span, "{:?} {span}", s.silent_ns);
+    assert_eq!(ch.silent_lines(), [false, true]);
+}

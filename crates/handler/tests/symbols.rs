@@ -52,6 +52,7 @@ fn settings() -> ChannelSettings {
         line_b: false,
         max_jump: 1_000_000,
         verify: false,
+        line_silence_ns: 1_000_000_000,
     }
 }
 

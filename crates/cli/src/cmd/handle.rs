@@ -181,11 +181,17 @@ pub fn run_live<O: Output>(
     let mut last_packet: Option<Instant> = None;
     let mut next_status = start + Duration::from_secs(1);
     let mut last_msgs = 0u64;
+    let mut silent = vec![[false; 2]; live.len()];
     loop {
         let now_ns = start.elapsed().as_nanos() as u64;
         let mut n = 0;
-        for l in &mut live {
+        for ((l, c), was) in live.iter_mut().zip(channels).zip(&mut silent) {
             n += l.poll(now_ns, out)?;
+            let now = l.channel.silent_lines();
+            if now != *was {
+                report_silence(&c.config, &l.channel, *was, now);
+                *was = now;
+            }
         }
         let now = Instant::now();
         if n > 0 {
@@ -239,12 +245,36 @@ pub fn run_live<O: Output>(
         .collect())
 }
 
+/// A line fell silent or came back: said on standard error as it happens.
+fn report_silence(
+    config: &fastfeed_feed::config::ChannelConfig,
+    ch: &Channel,
+    was: [bool; 2],
+    now: [bool; 2],
+) {
+    let s = ch.stats();
+    for (i, (line, other)) in [("a", "b"), ("b", "a")].into_iter().enumerate() {
+        match (was[i], now[i]) {
+            (false, true) => eprintln!(
+                "{}: line {line} silent: no packet for {} ms while line {other} took packets",
+                config.name, config.line_silence_ms
+            ),
+            (true, false) => eprintln!(
+                "{}: line {line} back ({:.3} s silent in all)",
+                config.name,
+                s.silent_ns[i] as f64 / 1e9
+            ),
+            _ => {}
+        }
+    }
+}
+
 /// One line of status: rates, gaps, recoveries, stale books.
 pub fn status_line(name: &str, ch: &Channel, msgs_per_s: f64) -> String {
     let s = ch.stats();
     let (known, waiting) = ch.instrument_counts();
     format!(
-        "{name}: {:.0} msg/s | packets A {} B {} snapshot {} | rejected {} | gaps {} filled {} timed out {} | stale {}/{} books, recoveries {} | snapshot line {}",
+        "{name}: {:.0} msg/s | packets A {} B {} snapshot {} | rejected {} | gaps {} filled {} timed out {} | stale {}/{} books, recoveries {} | snapshot line {}{}",
         msgs_per_s,
         s.packets[0],
         s.packets[1],
@@ -257,6 +287,12 @@ pub fn status_line(name: &str, ch: &Channel, msgs_per_s: f64) -> String {
         known,
         s.recoveries,
         if ch.wants_snapshots() { "joined" } else { "left" },
+        // Never both: a line is silent only while the other takes packets.
+        match ch.silent_lines() {
+            [true, _] => " | line A silent",
+            [_, true] => " | line B silent",
+            _ => "",
+        },
     )
 }
 

@@ -47,6 +47,7 @@ pub fn settings() -> ChannelSettings {
         line_b: true,
         max_jump: 1_000_000,
         verify: false,
+        line_silence_ns: 1_000_000_000,
     }
 }
 
