@@ -187,12 +187,18 @@ fn book_json_equals_the_snapshots_decode_prints() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// `handle` on `cfg`'s groups while `replay` sends them (`replay_args` before the config);
-/// the channel's report and replay's standard error.
-fn handle_replayed(dir: &Path, cfg: &Path, replay_args: &[&str]) -> (serde_json::Value, String) {
+/// `handle` on `cfg`'s groups (with `handle_args`) while `replay` sends them (`replay_args`
+/// before the config); the channel's report and replay's standard error.
+fn handle_replayed(
+    dir: &Path,
+    cfg: &Path,
+    handle_args: &[&str],
+    replay_args: &[&str],
+) -> (serde_json::Value, String) {
     let report = dir.join("handle.json");
     let mut args = strings(&["handle", &path_arg(cfg), "--idle-exit-ms", "1500", "-q"]);
     args.extend(strings(&["--report-json", &path_arg(&report)]));
+    args.extend(strings(handle_args));
     let mut handle = Proc::spawn("handle", &args);
     handle.wait_ready();
     let replay = fastfeed()
@@ -219,7 +225,7 @@ fn replay_and_handle_recover_losses_on_both_lines() {
     // The same 1% lost on both lines: those packets are gone, and their instruments must
     // recover from the snapshot line.
     let args = ["--rate", "20000", "--drop", "0.01", "--same-faults", "-q"];
-    let (r, stderr) = handle_replayed(&dir, &cfg, &args);
+    let (r, stderr) = handle_replayed(&dir, &cfg, &[], &args);
     let r = &r;
     let dropped: u64 = stderr
         .lines()
@@ -265,7 +271,8 @@ fn a_line_joined_for_another_source_receives_nothing() {
     // default `line_silence_ms`; the replay takes 1.6 s).
     let dir = scratch("feed-source");
     let cfg = config_from(&dir, 3, [Some("127.0.0.1"), Some("127.0.0.2"), None]);
-    let (r, _) = handle_replayed(&dir, &cfg, &["--rate", "5000", "-q"]);
+    // This one reads its sockets without blocking (`--spin`); the other waits in poll(2).
+    let (r, _) = handle_replayed(&dir, &cfg, &["--spin"], &["--rate", "5000", "-q"]);
     let r = &r;
     assert_eq!(
         (num(r, "packets_a"), num(r, "packets_b")),

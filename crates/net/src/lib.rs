@@ -6,7 +6,7 @@ mod lines;
 mod mcast;
 
 pub use fault::{Corruption, Fate, FaultConfig, FaultCounts, FaultInjector};
-pub use lines::{channel_group, Lines};
+pub use lines::{channel_group, wait_any, Lines};
 pub use mcast::{
     loopback_multicast_works, overflow_hint, McastReceiver, McastSender, LOOPBACK_HINT,
     RECV_BUFFER_REQUEST,

@@ -67,23 +67,34 @@ impl Lines {
 
     /// Blocks until some line has a datagram or `timeout` passes (or a signal comes).
     pub fn wait(&self, timeout: Duration) -> io::Result<()> {
-        let mut fds: Vec<PollFd<'_>> = self
-            .receivers
-            .iter()
-            .map(|r| PollFd::new(r.socket(), PollFlags::IN))
-            .collect();
-        let t = Timespec {
-            tv_sec: timeout.as_secs() as _,
-            tv_nsec: timeout.subsec_nanos() as _,
-        };
-        match poll(&mut fds, Some(&t)) {
-            Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
-            Err(e) => Err(e.into()),
-        }
+        wait_any(&self.receivers, timeout)
     }
 
     pub fn receivers(&self) -> &[McastReceiver] {
         &self.receivers
+    }
+}
+
+/// Blocks until one of `receivers` has a datagram queued, `timeout` passes or a signal
+/// comes (`poll(2)`): an idle receiver wakes when its next datagram arrives, where a
+/// sleep between empty reads would leave that datagram waiting for the sleep's end
+/// (`examples/idle_wait.rs`: 141-151 us at p50 with sleeps of 200 us, 15-24 us with this,
+/// on the 2-vCPU VM).
+pub fn wait_any<'a>(
+    receivers: impl IntoIterator<Item = &'a McastReceiver>,
+    timeout: Duration,
+) -> io::Result<()> {
+    let mut fds: Vec<PollFd<'_>> = receivers
+        .into_iter()
+        .map(|r| PollFd::new(r.socket(), PollFlags::IN))
+        .collect();
+    let t = Timespec {
+        tv_sec: timeout.as_secs() as _,
+        tv_nsec: timeout.subsec_nanos() as _,
+    };
+    match poll(&mut fds, Some(&t)) {
+        Ok(_) | Err(rustix::io::Errno::INTR) => Ok(()),
+        Err(e) => Err(e.into()),
     }
 }
 
