@@ -49,6 +49,7 @@ fn settings() -> ChannelSettings {
         line_b: true,
         max_jump: 10_000,
         verify: true,
+        line_silence_ns: 2_000_000,
     }
 }
 

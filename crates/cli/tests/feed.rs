@@ -256,6 +256,8 @@ fn replay_and_handle_recover_losses_on_both_lines() {
     assert!(num(r, "recoveries") > 0, "{r}");
     assert_eq!(num(r, "stale_periods"), num(r, "recoveries"));
     assert_eq!((num(r, "silences_a"), num(r, "silences_b")), (0, 0), "{r}");
+    let kernel = ["a", "b", "snapshot"].map(|l| num(r, &format!("kernel_drops_{l}")));
+    assert_eq!(kernel, [0; 3], "{r}");
     std::fs::remove_dir_all(&dir).ok();
 }
 

@@ -152,6 +152,11 @@ impl Channel {
         s
     }
 
+    /// Datagrams the kernel dropped for `line`'s socket (the socket layer reports them).
+    pub fn add_kernel_drops(&mut self, line: LineId, drops: u64) {
+        self.stats.kernel_drops[line.index()] += drops;
+    }
+
     /// Which incremental lines (A, B) are silent now: no packet for `line_silence_ms`
     /// while the other line took packets.
     pub fn silent_lines(&self) -> [bool; 2] {

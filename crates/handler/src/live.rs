@@ -67,6 +67,20 @@ impl LiveChannel {
         lines.chain(snapshot).collect()
     }
 
+    /// The input has ended at `now_ns`: the sockets' kernel drops are counted into the
+    /// channel's, which [`Channel::finish`] then ends; the channel is handed back.
+    pub fn finish<O: Output>(mut self, now_ns: u64, out: &mut O) -> Channel {
+        let drops: Vec<(LineId, u64)> = (self.lines.iter().map(|(id, rx)| (*id, rx)))
+            .chain(self.snapshot_rx.iter().map(|rx| (LineId::Snapshot, rx)))
+            .map(|(id, rx)| (id, rx.kernel_drops().unwrap_or(0)))
+            .collect();
+        for (id, d) in drops {
+            self.channel.add_kernel_drops(id, d);
+        }
+        self.channel.finish(now_ns, out);
+        self.channel
+    }
+
     /// Whether the snapshot line is joined now.
     pub fn snapshot_joined(&self) -> bool {
         self.snapshot_rx.is_some()
@@ -76,7 +90,12 @@ impl LiveChannel {
         let want = self.channel.wants_snapshots();
         match (&self.snapshot, &self.snapshot_rx, want) {
             (Some(cfg), None, true) => self.snapshot_rx = Some(receiver(cfg, "snapshot")?),
-            (_, Some(_), false) => self.snapshot_rx = None,
+            (_, Some(_), false) => {
+                // Its drops are counted before the socket goes.
+                let rx = self.snapshot_rx.take().expect("joined");
+                let drops = rx.kernel_drops().unwrap_or(0);
+                self.channel.add_kernel_drops(LineId::Snapshot, drops);
+            }
             _ => {}
         }
         Ok(())

@@ -109,6 +109,10 @@ pub struct ChannelStats {
     /// Time each line spent silent, ns: from its last packet before a silence to its next
     /// (or to the end of the input).
     pub silent_ns: [u64; 2],
+    /// Datagrams the kernel dropped for each line's socket (A, B, snapshot: every time it
+    /// was joined), mostly a full receive buffer: a loss the packet sequence alone shows as
+    /// a network gap. Live only; the socket layer fills them in.
+    pub kernel_drops: [u64; 3],
     /// Arbitration counters.
     pub arbiter: ArbiterStats,
 }
@@ -168,6 +172,9 @@ impl ChannelStats {
             ("silences_b".into(), self.silences[1]),
             ("silent_ns_a".into(), self.silent_ns[0]),
             ("silent_ns_b".into(), self.silent_ns[1]),
+            ("kernel_drops_a".into(), self.kernel_drops[0]),
+            ("kernel_drops_b".into(), self.kernel_drops[1]),
+            ("kernel_drops_snapshot".into(), self.kernel_drops[2]),
         ];
         let c = &self.arbiter.channel;
         v.extend([

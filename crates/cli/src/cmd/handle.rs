@@ -249,10 +249,7 @@ pub fn run_live<O: Output>(
     Ok(channels
         .iter()
         .zip(live)
-        .map(|(c, mut l)| {
-            l.channel.finish(end_ns, out);
-            (c.config.name.clone(), l.channel)
-        })
+        .map(|(c, l)| (c.config.name.clone(), l.finish(end_ns, out)))
         .collect())
 }
 
