@@ -21,6 +21,14 @@ Tables
     ``read_batches`` streams a ``pyarrow.RecordBatchReader`` for files larger than memory.
     The tables are built in Rust and handed to pyarrow through the Arrow C data interface.
 
+Books
+    ``read_books(config, depth=5, securities=None)`` runs a feed's captures through the feed
+    handler, as ``fastfeed handle CONFIG --captures`` does (lines A and B arbitrated, gaps
+    recovered from the snapshot line), and returns a ``pyarrow.Table`` with a row per book
+    change: time, channel, security, RptSeq, MsgSeqNum, state, then the best ``depth``
+    levels a side (exact decimal128 prices, sizes, orders). The schema's metadata holds each
+    channel's counters.
+
 Framings are those of the ``fastfeed`` command line: ``"raw"`` (one stream of messages, as
 the MOEX captures), ``"len32le"`` (a 4-byte little-endian length before each packet),
 ``"block"`` (the FAST spec's blocks: each one's size as a stop-bit integer before it) and
@@ -39,6 +47,7 @@ from ._native import (
     TemplateError,
     Templates,
     read_batches,
+    read_books,
     read_table,
     read_tables,
 )
@@ -54,6 +63,7 @@ __all__ = [
     "TemplateError",
     "Templates",
     "read_batches",
+    "read_books",
     "read_table",
     "read_tables",
 ]

@@ -2,7 +2,7 @@
 
 import os
 from decimal import Decimal
-from typing import Any, Dict, Iterable, Iterator, List, Literal, Optional, Union
+from typing import Any, Dict, Iterable, Iterator, List, Literal, Optional, Sequence, Union
 
 import pyarrow
 
@@ -149,3 +149,23 @@ def read_batches(
     decimal_scale: Optional[int] = None,
     errors: Errors = "raise",
 ) -> pyarrow.RecordBatchReader: ...
+
+def read_books(
+    config: PathLike,
+    *,
+    depth: int = 5,
+    securities: Optional[Sequence[int]] = None,
+) -> pyarrow.Table:
+    """A feed's capture files (the TOML feed configuration of ``fastfeed handle``) through
+    the feed handler, as ``fastfeed handle CONFIG --captures`` runs them: lines A and B
+    arbitrated, gaps held and recovered from the snapshot line, a book per instrument.
+
+    One row per book change: ``time`` (timestamp[ns, UTC]: the packet's pcap time, or its
+    SendingTime in a raw or len32le capture), ``channel``, ``security``, ``rpt_seq``,
+    ``msg_seq_num``, ``state`` (``live``, ``stale``, ``unknown``), ``from_snapshot``, then
+    for K in 1..=depth ``bid_price_K`` (decimal128, exact), ``bid_size_K``,
+    ``bid_orders_K`` and the same for ``offer_``, null past the book's end. ``securities``
+    keeps those instruments' rows. ``table.schema.metadata[b"fastfeed.counters.<channel>"]``
+    is each channel's counters as JSON (packets per line, gaps, recoveries, stale periods,
+    silences, ...). A capture damaged part-way is read up to the damage, with a
+    RuntimeWarning. Bad arguments or configurations raise ValueError."""

@@ -16,6 +16,7 @@ use pyo3::types::{PyBytes, PyList};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod books;
 mod convert;
 mod errors;
 mod stream;
@@ -235,6 +236,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::read_table, m)?)?;
     m.add_function(wrap_pyfunction!(tables::read_tables, m)?)?;
     m.add_function(wrap_pyfunction!(tables::read_batches, m)?)?;
+    m.add_function(wrap_pyfunction!(books::read_books, m)?)?;
     m.add("FastError", py.get_type::<errors::FastError>())?;
     m.add("TemplateError", py.get_type::<errors::TemplateError>())?;
     m.add("DecodeError", py.get_type::<errors::DecodeError>())?;

@@ -1,0 +1,294 @@
+//! `read_books`: a feed's captures through the feed handler (A/B arbitration, gaps,
+//! snapshot recovery, books), as `fastfeed handle --captures` runs them, into one pyarrow
+//! table with a row per book change: the quant's view of a replayed session.
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    Decimal128Builder, Int64Builder, StringBuilder, TimestampNanosecondBuilder, UInt32Builder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_pyarrow::PyArrowType;
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use fastfeed_book::Level;
+use fastfeed_codec::Decimal;
+use fastfeed_feed::FeedConfig;
+use fastfeed_handler::stream::MergedLines;
+use fastfeed_handler::{BookView, Output};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+
+/// Most fraction digits a price column takes: decimal128's 38 digits less an i64 mantissa's
+/// 19 and a margin.
+const MAX_SCALE: i32 = 18;
+
+/// One side's levels of one row: (price, size, orders) from the best down.
+type Side = Vec<(Decimal, i64, Option<u32>)>;
+
+/// The book changes gathered while the handler runs.
+#[derive(Default)]
+struct Rows {
+    depth: usize,
+    only: Option<HashSet<u64>>,
+    /// The time of the packet being handled, and its channel.
+    now_ns: u64,
+    channel: Arc<str>,
+    time: Vec<u64>,
+    channels: Vec<Arc<str>>,
+    security: Vec<u64>,
+    rpt_seq: Vec<Option<u64>>,
+    msg_seq_num: Vec<Option<u64>>,
+    state: Vec<&'static str>,
+    from_snapshot: Vec<bool>,
+    bids: Vec<Side>,
+    offers: Vec<Side>,
+    /// Most fraction digits of any price kept.
+    scale: i32,
+}
+
+impl Rows {
+    fn side(&mut self, levels: &[Level]) -> Side {
+        levels
+            .iter()
+            .take(self.depth)
+            .map(|l| {
+                self.scale = self.scale.max(-l.price.exponent);
+                (l.price, l.size, l.orders)
+            })
+            .collect()
+    }
+}
+
+impl Output for Rows {
+    fn book(&mut self, v: &BookView<'_>) {
+        if self.only.as_ref().is_some_and(|s| !s.contains(&v.security)) {
+            return;
+        }
+        let bids = self.side(v.book.bids());
+        let offers = self.side(v.book.offers());
+        self.time.push(self.now_ns);
+        self.channels.push(self.channel.clone());
+        self.security.push(v.security);
+        self.rpt_seq.push(v.rpt_seq);
+        self.msg_seq_num.push(v.msg_seq_num);
+        self.state.push(v.state.name());
+        self.from_snapshot.push(v.from_snapshot);
+        self.bids.push(bids);
+        self.offers.push(offers);
+    }
+}
+
+/// `d` as a decimal128 of `scale` fraction digits; None where it does not fit.
+fn scaled(d: Decimal, scale: i32) -> Option<i128> {
+    let shift = u32::try_from(scale + d.exponent).ok()?;
+    10i128
+        .checked_pow(shift)?
+        .checked_mul(i128::from(d.mantissa))
+}
+
+impl Rows {
+    fn into_batch(self) -> Result<RecordBatch, String> {
+        if self.scale > MAX_SCALE {
+            return Err(format!(
+                "a price has {} fraction digits; at most {MAX_SCALE} fit a price column",
+                self.scale
+            ));
+        }
+        let scale = self.scale.max(0);
+        let n = self.time.len();
+        let mut fields = vec![
+            Field::new(
+                "time",
+                DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
+                false,
+            ),
+            Field::new("channel", DataType::Utf8, false),
+            Field::new("security", DataType::UInt64, false),
+            Field::new("rpt_seq", DataType::UInt64, true),
+            Field::new("msg_seq_num", DataType::UInt64, true),
+            Field::new("state", DataType::Utf8, false),
+            Field::new("from_snapshot", DataType::Boolean, false),
+        ];
+        let mut time = TimestampNanosecondBuilder::with_capacity(n).with_timezone("UTC");
+        let mut channel = StringBuilder::new();
+        let mut state = StringBuilder::new();
+        for i in 0..n {
+            time.append_value(i64::try_from(self.time[i]).unwrap_or(i64::MAX));
+            channel.append_value(&*self.channels[i]);
+            state.append_value(self.state[i]);
+        }
+        let mut cols: Vec<ArrayRef> = vec![
+            Arc::new(time.finish()),
+            Arc::new(channel.finish()),
+            Arc::new(
+                self.security
+                    .iter()
+                    .copied()
+                    .collect::<arrow_array::UInt64Array>(),
+            ),
+            Arc::new(
+                self.rpt_seq
+                    .iter()
+                    .copied()
+                    .collect::<arrow_array::UInt64Array>(),
+            ),
+            Arc::new(
+                self.msg_seq_num
+                    .iter()
+                    .copied()
+                    .collect::<arrow_array::UInt64Array>(),
+            ),
+            Arc::new(state.finish()),
+            Arc::new(
+                self.from_snapshot
+                    .iter()
+                    .map(|&b| Some(b))
+                    .collect::<arrow_array::BooleanArray>(),
+            ),
+        ];
+        let price = DataType::Decimal128(38, scale as i8);
+        for (name, sides) in [("bid", &self.bids), ("offer", &self.offers)] {
+            for k in 0..self.depth {
+                let mut px = Decimal128Builder::with_capacity(n)
+                    .with_precision_and_scale(38, scale as i8)
+                    .map_err(|e| e.to_string())?;
+                let mut size = Int64Builder::with_capacity(n);
+                let mut orders = UInt32Builder::with_capacity(n);
+                for side in sides.iter() {
+                    match side.get(k) {
+                        Some(&(p, s, o)) => {
+                            let p = scaled(p, scale).ok_or_else(|| {
+                                format!("the price {p} does not fit scale {scale}")
+                            })?;
+                            px.append_value(p);
+                            size.append_value(s);
+                            orders.append_option(o);
+                        }
+                        None => {
+                            px.append_null();
+                            size.append_null();
+                            orders.append_null();
+                        }
+                    }
+                }
+                let level = k + 1;
+                fields.push(Field::new(
+                    format!("{name}_price_{level}"),
+                    price.clone(),
+                    true,
+                ));
+                fields.push(Field::new(
+                    format!("{name}_size_{level}"),
+                    DataType::Int64,
+                    true,
+                ));
+                fields.push(Field::new(
+                    format!("{name}_orders_{level}"),
+                    DataType::UInt32,
+                    true,
+                ));
+                cols.push(Arc::new(px.finish()));
+                cols.push(Arc::new(size.finish()));
+                cols.push(Arc::new(orders.finish()));
+            }
+        }
+        RecordBatch::try_new(Arc::new(Schema::new(fields)), cols).map_err(|e| e.to_string())
+    }
+}
+
+/// Runs every channel of the feed configured in `config` over its capture files, as
+/// `fastfeed handle CONFIG --captures` does: lines A and B arbitrated, gaps held and
+/// recovered from the snapshot line, a book per instrument. Returns a pyarrow.Table with a
+/// row per book change: time (the packet's: its pcap timestamp, or its SendingTime for a
+/// raw or len32le capture), channel, security, rpt_seq, msg_seq_num, state (live, stale,
+/// unknown), from_snapshot, then for each of the `depth` best levels a side
+/// bid_price_K / bid_size_K / bid_orders_K and offer_price_K / ... (null past the book's
+/// end; prices decimal128, exact). `securities` keeps those instruments' rows only. The
+/// schema's metadata holds each channel's counters as JSON (`fastfeed.counters.<channel>`:
+/// gaps, recoveries, stale periods, rejected packets, as `handle --report-json` writes
+/// them). A capture file damaged part-way is read up to the damage, with a RuntimeWarning.
+#[pyfunction]
+#[pyo3(signature = (config, *, depth = 5, securities = None))]
+pub fn read_books(
+    py: Python<'_>,
+    config: PathBuf,
+    depth: usize,
+    securities: Option<Vec<u64>>,
+) -> PyResult<Py<PyAny>> {
+    if depth == 0 || depth > 64 {
+        return Err(PyValueError::new_err("depth must be 1..=64"));
+    }
+    let feed = FeedConfig::load(&config)
+        .map_err(|e| PyValueError::new_err(format!("{}: {}", config.display(), chain(&e))))?;
+    let channels = fastfeed_handler::setup(&feed).map_err(|e| PyValueError::new_err(chain(&e)))?;
+    let (rows, counters, damage) = py
+        .detach(|| -> Result<_, String> {
+            let mut rows = Rows {
+                depth,
+                only: securities.map(|s| s.into_iter().collect()),
+                ..Rows::default()
+            };
+            let mut counters = Vec::new();
+            let mut damage = Vec::new();
+            for c in &channels {
+                let name = &c.config.name;
+                let streams = c
+                    .streams()
+                    .map_err(|e| format!("channel {name}: {}", chain(&e)))?;
+                let mut lines = MergedLines::new(streams).map_err(|e| chain(&e))?;
+                let mut ch = c.channel();
+                rows.channel = Arc::from(name.as_str());
+                while let Some(p) = lines.next().map_err(|e| chain(&e))? {
+                    rows.now_ns = p.ts_ns;
+                    ch.on_packet(p.line, p.bytes, p.ts_ns, &mut rows);
+                }
+                ch.finish(rows.now_ns.saturating_add(1_000_000_000), &mut rows);
+                for l in lines.lines() {
+                    if let Some(d) = l.damage() {
+                        damage.push(format!("channel {name} line {}: {d}", l.line().name()));
+                    }
+                }
+                let fields: serde_json::Map<String, serde_json::Value> = ch
+                    .stats()
+                    .fields()
+                    .into_iter()
+                    .map(|(k, v)| (k, v.into()))
+                    .collect();
+                counters.push((name.clone(), serde_json::Value::Object(fields).to_string()));
+            }
+            Ok((rows, counters, damage))
+        })
+        .map_err(PyValueError::new_err)?;
+    for d in damage {
+        crate::warn(
+            py,
+            &format!("fastfeed: stopped early, the rest unread: {d}"),
+        )?;
+    }
+    let batch = rows.into_batch().map_err(PyValueError::new_err)?;
+    let metadata: std::collections::HashMap<String, String> = counters
+        .into_iter()
+        .map(|(name, json)| (format!("fastfeed.counters.{name}"), json))
+        .collect();
+    let schema = Arc::new(batch.schema().as_ref().clone().with_metadata(metadata));
+    let batch = batch
+        .with_schema(schema.clone())
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    let table = arrow_pyarrow::Table::try_new(vec![batch], schema)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    Ok(PyArrowType(table).into_pyobject(py)?.unbind())
+}
+
+/// An error and its causes, as one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut s = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        s.push_str(": ");
+        s.push_str(&c.to_string());
+        cause = c.source();
+    }
+    s
+}

@@ -1,0 +1,66 @@
+"""read_books: a feed's captures through the feed handler into one table of book changes,
+row for row what `fastfeed book --captures --json` prints for an instrument."""
+
+import json
+from decimal import Decimal
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+
+import fastfeed
+from conftest import ROOT
+
+MOEX = ROOT / "configs" / "moex-forts.toml"
+SECURITY = 49630790
+
+
+def test_book_changes_match_the_handler_row_for_row(cli):
+    t = fastfeed.read_books(MOEX, depth=5)
+    assert t.schema.field("time").type == pa.timestamp("ns", tz="UTC")
+    assert t.schema.field("bid_price_1").type == pa.decimal128(38, 0)
+    assert t.schema.field("offer_orders_5").type == pa.uint32()
+    out = cli("book", MOEX, "--captures", "--security", SECURITY, "--json")
+    assert out.returncode == 0, out.stderr
+    want = [json.loads(l, parse_float=Decimal, parse_int=Decimal) for l in out.stdout.splitlines()]
+    rows = t.filter(pc.equal(t["security"], SECURITY)).to_pylist()
+    assert len(rows) == len(want) > 100
+    for r, w in zip(rows, want):
+        assert (r["rpt_seq"], r["msg_seq_num"]) == (w["rptSeq"], w["msgSeqNum"])
+        assert (r["state"], r["from_snapshot"]) == (w["state"], w["fromSnapshot"])
+        assert r["channel"] == "FUT-BOOK-5"
+        for side in ("bid", "offer"):
+            levels = w[side + "s"]
+            for k in range(1, 6):
+                got = (r[f"{side}_price_{k}"], r[f"{side}_size_{k}"], r[f"{side}_orders_{k}"])
+                if k <= len(levels):
+                    assert got == tuple(levels[k - 1]), (r, w)
+                else:
+                    assert got == (None, None, None)
+    # The times are the packets' SendingTimes, in order.
+    times = t["time"].to_pylist()
+    assert times == sorted(times) and times[0].year == 2013
+    # Every instrument of the channel, and the handler's counters in the metadata.
+    assert len(pc.unique(t["security"])) == 11
+    counters = json.loads(t.schema.metadata[b"fastfeed.counters.FUT-BOOK-5"])
+    assert counters["synced"] == 11 and counters["book_errors"] == 0
+    assert counters["packets_a"] == 8_101 and counters["packets_b"] == 8_088
+
+
+def test_securities_and_depth_select():
+    one = fastfeed.read_books(MOEX, depth=1, securities=[SECURITY])
+    assert set(one["security"].to_pylist()) == {SECURITY}
+    assert "bid_price_2" not in one.column_names and "offer_price_1" in one.column_names
+    assert one.num_rows == fastfeed.read_books(MOEX, securities=[SECURITY]).num_rows
+    assert fastfeed.read_books(MOEX).num_rows > one.num_rows
+
+
+def test_bad_arguments_are_errors(tmp_path):
+    with pytest.raises(ValueError, match="depth"):
+        fastfeed.read_books(MOEX, depth=0)
+    with pytest.raises(ValueError, match="missing.toml"):
+        fastfeed.read_books(tmp_path / "missing.toml")
+    bad = tmp_path / "bad.toml"
+    bad.write_text(MOEX.read_text().replace('profile = "moex-forts"', 'profile = "nowhere"'))
+    with pytest.raises(ValueError, match="nowhere"):
+        fastfeed.read_books(bad)
