@@ -236,6 +236,8 @@ pub enum CaptureFormat {
     Raw,
     /// A 4-byte little-endian length before each packet.
     Len32le,
+    /// The FAST spec's blocks (§10): each packet's size as a stop-bit integer before it.
+    Block,
     /// pcap or pcapng: the line's datagrams, selected by destination.
     Pcap,
 }
@@ -377,7 +379,7 @@ templates = "templates.xml"
 [[channel]]
 name = "FUT-BOOK-5"
 gap_timeout_ms = 50
-a = { group = "239.195.1.40:16040", capture = "increment_a.dat" }
+a = { group = "239.195.1.40:16040", capture = "increment_a.dat", format = "block" }
 b = { group = "239.195.1.168:16168", source = "91.203.253.235", capture = "/abs/increment_b.dat", format = "raw" }
 snapshot = { group = "239.195.1.41:16041", capture = "snapshot.pcap", udp = "239.9.9.9:1" }
 "#;
@@ -394,6 +396,7 @@ snapshot = { group = "239.195.1.41:16041", capture = "snapshot.pcap", udp = "239
         assert_eq!(ch.line_silence_ms, 1_000);
         assert_eq!(ch.a.capture, Some(PathBuf::from("/cfg/increment_a.dat")));
         assert_eq!(ch.a.interface, Ipv4Addr::LOCALHOST);
+        assert_eq!(ch.a.format, Some(CaptureFormat::Block));
         let b = ch.b.as_ref().unwrap();
         assert_eq!(b.capture, Some(PathBuf::from("/abs/increment_b.dat")));
         assert_eq!(b.format, Some(CaptureFormat::Raw));
@@ -450,7 +453,7 @@ snapshot = { group = "239.195.1.41:16041", capture = "snapshot.pcap", udp = "239
         .contains("9 bytes"));
         assert!(e(&MOEX.replace("templates = \"templates.xml\"", "")).contains("no templates"));
         assert!(e(&MOEX.replace(
-            r#"group = "239.195.1.40:16040", capture = "increment_a.dat""#,
+            r#"group = "239.195.1.40:16040", capture = "increment_a.dat", format = "block""#,
             ""
         ))
         .contains("neither"));

@@ -156,11 +156,13 @@ fn load_bytes(
             l.capture_stats = Some(stats);
             Ok(l)
         }
-        CaptureFormat::Len32le => {
-            let ranges: Vec<Range<usize>> = fastfeed_packet::len32le_packets(&data)
-                .map(|p| p.map(|p| p.offset..p.offset + p.bytes.len()))
-                .collect::<Result<_, _>>()
-                .map_err(|e| bad(e.to_string()))?;
+        CaptureFormat::Len32le | CaptureFormat::Block => {
+            let ranges = if format == CaptureFormat::Block {
+                ranges_of(fastfeed_packet::block_packets(&data))
+            } else {
+                ranges_of(fastfeed_packet::len32le_packets(&data))
+            }
+            .map_err(|e| bad(e.to_string()))?;
             Ok(with_sending_times(line, data, ranges, templates, header))
         }
         CaptureFormat::Raw => {
@@ -173,6 +175,15 @@ fn load_bytes(
             Ok(with_sending_times(line, data, ranges, templates, header))
         }
     }
+}
+
+/// Where each framed packet lies in the file; the first framing error ends it.
+fn ranges_of<'a>(
+    packets: impl Iterator<Item = Result<fastfeed_packet::Packet<'a>, fastfeed_packet::FramingError>>,
+) -> Result<Vec<Range<usize>>, fastfeed_packet::FramingError> {
+    packets
+        .map(|p| p.map(|p| p.offset..p.offset + p.bytes.len()))
+        .collect()
 }
 
 /// Times packets by the SendingTime of their first message that has one; a packet without

@@ -91,6 +91,7 @@ impl LineStream {
         if format != CaptureFormat::Pcap {
             let packets = match format {
                 CaptureFormat::Len32le => PacketReader::len32le(file),
+                CaptureFormat::Block => PacketReader::block(file),
                 _ => PacketReader::raw(file, Decoder::new(templates.clone())),
             };
             return Ok(LineStream {

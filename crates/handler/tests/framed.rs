@@ -1,4 +1,4 @@
-//! `len32le` and raw lines read as they are handled ([`LineStream`]): the same packets at
+//! `len32le`, block and raw lines read as they are handled ([`LineStream`]): the same packets at
 //! the same times as the lines loaded whole, and the same merged order.
 
 mod common;
@@ -84,6 +84,37 @@ fn raw_lines_stream_as_they_load() {
             .collect();
         stream_equals_load(&configs);
     }
+}
+
+#[test]
+fn block_lines_stream_as_they_load() {
+    // The spec's blocks: each packet's size as a stop-bit integer before it.
+    let dir = std::env::temp_dir().join(format!("fastfeed-blocks-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let configs: Vec<_> = LINES
+        .iter()
+        .map(|&(id, f)| {
+            let raw = line(id, f);
+            let path = dir.join(f);
+            let file = std::fs::File::create(&path).unwrap();
+            fastfeed_packet::write_blocks(raw.iter(), std::io::BufWriter::new(file)).unwrap();
+            (id, config(path, Some(CaptureFormat::Block)))
+        })
+        .collect();
+    stream_equals_load(&configs);
+    // The same packets at the same times as the raw files.
+    for (id, cfg) in &configs {
+        let f = LINES.iter().find(|l| l.0 == *id).unwrap().1;
+        let (raw, blocks) = (
+            line(*id, f),
+            load_line(*id, cfg, &templates(), PacketHeader::None).unwrap(),
+        );
+        assert_eq!(blocks.packets.len(), raw.packets.len());
+        assert!(blocks.iter().eq(raw.iter()), "{id:?}");
+        let times = |l: &CapturedLine| l.packets.iter().map(|p| p.ts_ns).collect::<Vec<_>>();
+        assert_eq!(times(&blocks), times(&raw));
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
