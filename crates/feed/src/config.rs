@@ -253,7 +253,8 @@ pub struct LineConfig {
     pub interface: Ipv4Addr,
     /// The line's sender, where the exchange names one (MOEX's `src-ip`, CME's source
     /// address): the group is then joined for that source only (IGMPv3 source-specific
-    /// multicast), as networks that carry market data by PIM-SSM require.
+    /// multicast), as networks that carry market data by PIM-SSM require, and a pcap
+    /// capture's datagrams from other senders are not the line's.
     pub source: Option<Ipv4Addr>,
     /// A capture of this line.
     pub capture: Option<PathBuf>,

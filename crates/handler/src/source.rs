@@ -3,7 +3,7 @@
 //! payloads end to end, cut at each FAST Reset message); the times of the last two are the
 //! packets' SendingTime (52). [`merge`] interleaves lines by time, as they arrived.
 
-use std::net::SocketAddrV4;
+use std::net::{Ipv4Addr, SocketAddrV4};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -122,7 +122,7 @@ pub fn load_line(
         line,
         data,
         format,
-        cfg.capture_selector(),
+        (cfg.capture_selector(), cfg.source),
         templates,
         header,
         path,
@@ -133,7 +133,7 @@ fn load_bytes(
     line: LineId,
     data: Vec<u8>,
     format: CaptureFormat,
-    select: Option<SocketAddrV4>,
+    (select, source): (Option<SocketAddrV4>, Option<Ipv4Addr>),
     templates: &Arc<Templates>,
     header: PacketHeader,
     path: &Path,
@@ -149,6 +149,7 @@ fn load_bytes(
             let packets: Vec<(u64, Vec<u8>)> = it
                 .by_ref()
                 .filter(|d| select.is_none_or(|s| d.dst == s))
+                .filter(|d| source.is_none_or(|s| *d.src.ip() == s))
                 .map(|d| (d.ts_ns, d.payload.into_owned()))
                 .collect();
             let stats = it.stats();

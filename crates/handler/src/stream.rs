@@ -8,6 +8,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{BufReader, Read, Seek};
+use std::net::Ipv4Addr;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -45,6 +46,8 @@ enum Source {
         run: Vec<u8>,
         queue: VecDeque<(u64, Range<usize>)>,
         stats: Arc<Mutex<PayloadStats>>,
+        /// The line's sender, where it names one: datagrams from others are not the line's.
+        source: Option<Ipv4Addr>,
     },
     /// A `len32le` or raw file: a packet at a time, timed by its SendingTime.
     Framed {
@@ -120,6 +123,7 @@ impl LineStream {
                 runs: Box::new(runs),
                 run: Vec::new(),
                 queue: VecDeque::new(),
+                source: cfg.source,
             },
         })
     }
@@ -163,6 +167,7 @@ impl LineStream {
                 runs,
                 run,
                 queue,
+                source,
                 ..
             } => loop {
                 if let Some((ts, range)) = queue.pop_front() {
@@ -172,6 +177,9 @@ impl LineStream {
                 run.clear();
                 let more = runs
                     .next_run(|d, _| {
+                        if source.is_some_and(|s| *d.src.ip() != s) {
+                            return;
+                        }
                         let start = run.len();
                         run.extend_from_slice(&d.payload);
                         queue.push_back((d.ts_ns, start..run.len()));

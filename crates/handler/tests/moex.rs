@@ -409,3 +409,73 @@ fn a_line_that_goes_quiet_is_reported_silent_while_the_other_carries_the_channel
     assert!(s.silent_ns[1] >= span, "{:?} {span}", s.silent_ns);
     assert_eq!(ch.silent_lines(), [false, true]);
 }
+
+#[test]
+fn a_pcap_line_with_a_source_takes_that_senders_datagrams_only() {
+    use pcap_file::pcap::{PcapPacket, PcapWriter};
+    use std::time::Duration;
+    let a = line(LineId::A, "increment_a.dat");
+    let group = "239.195.1.40:16040";
+    let (ours, theirs) = ("10.50.129.90:20000", "10.9.9.9:20000");
+    let mut w = PcapWriter::new(Vec::new()).unwrap();
+    // Line A from its sender, and after every tenth packet a stray datagram to the same
+    // group from another host.
+    for i in 0..a.packets.len() {
+        let ts = Duration::from_nanos(a.packets[i].ts_ns);
+        let mut frames = vec![fastfeed_capture::udp_frame(
+            ours.parse().unwrap(),
+            group.parse().unwrap(),
+            a.packet(i),
+        )
+        .unwrap()];
+        if i % 10 == 0 {
+            frames.push(
+                fastfeed_capture::udp_frame(
+                    theirs.parse().unwrap(),
+                    group.parse().unwrap(),
+                    b"stray",
+                )
+                .unwrap(),
+            );
+        }
+        for f in frames {
+            w.write_packet(&PcapPacket::new(ts, f.len() as u32, &f))
+                .unwrap();
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("fastfeed-handler-src-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("a.pcap");
+    std::fs::write(&path, w.into_writer()).unwrap();
+    let header = fastfeed_feed::config::PacketHeader::None;
+    let cfg = |source: Option<&str>| fastfeed_feed::LineConfig {
+        group: Some(group.parse().unwrap()),
+        interface: std::net::Ipv4Addr::LOCALHOST,
+        source: source.map(|s| s.parse().unwrap()),
+        capture: Some(path.clone()),
+        format: None,
+        udp: None,
+    };
+    let strays = a.packets.len().div_ceil(10);
+    for (source, want) in [
+        (None, a.packets.len() + strays),
+        (Some("10.50.129.90"), a.packets.len()),
+    ] {
+        let loaded =
+            fastfeed_handler::source::load_line(LineId::A, &cfg(source), &templates(), header)
+                .unwrap();
+        assert_eq!(loaded.packets.len(), want, "{source:?}");
+        let mut s = LineStream::open(LineId::A, &cfg(source), &templates(), header).unwrap();
+        let (mut buf, mut n, mut strays_read) = (Vec::new(), 0, 0);
+        while s.next_into(&mut buf).unwrap().is_some() {
+            n += 1;
+            strays_read += (buf == b"stray") as usize;
+        }
+        assert_eq!(n, want, "{source:?}");
+        assert_eq!(strays_read, want - a.packets.len());
+        if source.is_some() {
+            assert!(loaded.iter().eq(a.iter()), "line A's packets, in order");
+        }
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
