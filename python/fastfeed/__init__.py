@@ -26,8 +26,9 @@ Books
     handler, as ``fastfeed handle CONFIG --captures`` does (lines A and B arbitrated, gaps
     recovered from the snapshot line), and returns a ``pyarrow.Table`` with a row per book
     change: time, channel, security, RptSeq, MsgSeqNum, state, then the best ``depth``
-    levels a side (exact decimal128 prices, sizes, orders). The schema's metadata holds each
-    channel's counters.
+    levels a side (exact decimal128 prices, sizes, orders). ``read_trades(config)`` gives the
+    trades the handler hands on the same way (price, size, aggressor). The schema's metadata
+    holds each channel's counters.
 
 Framings are those of the ``fastfeed`` command line: ``"raw"`` (one stream of messages, as
 the MOEX captures), ``"len32le"`` (a 4-byte little-endian length before each packet),
@@ -49,6 +50,7 @@ from ._native import (
     read_batches,
     read_books,
     read_table,
+    read_trades,
     read_tables,
 )
 
@@ -66,4 +68,5 @@ __all__ = [
     "read_books",
     "read_table",
     "read_tables",
+    "read_trades",
 ]

@@ -169,3 +169,15 @@ def read_books(
     is each channel's counters as JSON (packets per line, gaps, recoveries, stale periods,
     silences, ...). A capture damaged part-way is read up to the damage, with a
     RuntimeWarning. Bad arguments or configurations raise ValueError."""
+
+def read_trades(
+    config: PathLike,
+    *,
+    securities: Optional[Sequence[int]] = None,
+) -> pyarrow.Table:
+    """A feed's capture files through the feed handler, as ``read_books`` runs them: one row
+    per trade the handler hands on (each once, whichever line brought it first): ``time``,
+    ``channel``, ``security``, ``rpt_seq``, ``msg_seq_num``, ``price`` (decimal128, exact;
+    null where the feed sent none), ``size``, ``aggressor`` (``buy``, ``sell`` or null).
+    Trades of an instrument before its first snapshot are not handed on. ``securities``
+    keeps those instruments' rows; the schema's metadata holds each channel's counters."""

@@ -64,3 +64,40 @@ def test_bad_arguments_are_errors(tmp_path):
     bad.write_text(MOEX.read_text().replace('profile = "moex-forts"', 'profile = "nowhere"'))
     with pytest.raises(ValueError, match="nowhere"):
         fastfeed.read_books(bad)
+
+
+def test_trades_are_those_of_the_decoded_feed(cli, tmp_path):
+    # The simulator's CME-style feed: lines A, B and snapshot in one pcap.
+    pcap = tmp_path / "cme.pcap"
+    assert cli("generate", "cme", "-n", "3000", "-o", pcap).returncode == 0
+    templates = ROOT / "crates" / "sim" / "templates" / "cme.xml"
+    cfg = tmp_path / "cme.toml"
+    cfg.write_text((ROOT / "configs" / "cme.toml").read_text()
+                   .replace('"../crates/sim/templates/cme.xml"', json.dumps(str(templates)))
+                   .replace('"cme/sample.pcap"', json.dumps(str(pcap))))
+    t = fastfeed.read_trades(cfg)
+    assert t.column_names == ["time", "channel", "security", "rpt_seq", "msg_seq_num",
+                              "price", "size", "aggressor"]
+    counters = json.loads(t.schema.metadata[b"fastfeed.counters.ES-310"])
+    assert t.num_rows == counters["trades"] > 100
+    # Line A decoded on its own: every trade entry (MDEntryType 2) by security and RptSeq.
+    out = cli("decode", "-t", templates, "--udp", "239.255.90.1:14310", "--skip-header", "5",
+              "--reset-each-packet", pcap)
+    assert out.returncode == 0, out.stderr
+    decoded = []
+    for line in out.stdout.splitlines():
+        m = json.loads(line, parse_float=Decimal)
+        for e in m.get("MDEntries", []):
+            if e["MDEntryType"] == "2":
+                side = {1: "buy", 2: "sell"}.get(e.get("AggressorSide"))
+                decoded.append((e["SecurityID"], e["RptSeq"], m["MsgSeqNum"],
+                                e.get("MDEntryPx"), e.get("MDEntrySize"), side))
+    rows = [(r["security"], r["rpt_seq"], r["msg_seq_num"], r["price"], r["size"], r["aggressor"])
+            for r in t.to_pylist()]
+    # The handler's trades are the feed's, in its order (those before an instrument's first
+    # snapshot are not handed on), with the same values.
+    it = iter(decoded)
+    assert all(r in it for r in rows), "the handler's trades are not a subsequence of the feed's"
+    assert len(rows) > len(decoded) // 2
+    one = fastfeed.read_trades(cfg, securities=[rows[0][0]])
+    assert one.num_rows == sum(r[0] == rows[0][0] for r in rows)
