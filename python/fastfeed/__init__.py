@@ -28,7 +28,8 @@ Books
     change: time, channel, security, RptSeq, MsgSeqNum, state, then the best ``depth``
     levels a side (exact decimal128 prices, sizes, orders). ``read_trades(config)`` gives the
     trades the handler hands on the same way (price, size, aggressor). The schema's metadata
-    holds each channel's counters.
+    holds each channel's counters. Instruments named by symbol (MOEX ASTS) get the id
+    ``symbol_security(symbol, session)``.
 
 Framings are those of the ``fastfeed`` command line: ``"raw"`` (one stream of messages, as
 the MOEX captures), ``"len32le"`` (a 4-byte little-endian length before each packet),
@@ -50,8 +51,9 @@ from ._native import (
     read_batches,
     read_books,
     read_table,
-    read_trades,
     read_tables,
+    read_trades,
+    symbol_security,
 )
 
 __all__ = [
@@ -69,4 +71,5 @@ __all__ = [
     "read_table",
     "read_tables",
     "read_trades",
+    "symbol_security",
 ]

@@ -181,3 +181,9 @@ def read_trades(
     null where the feed sent none), ``size``, ``aggressor`` (``buy``, ``sell`` or null).
     Trades of an instrument before its first snapshot are not handed on. ``securities``
     keeps those instruments' rows; the schema's metadata holds each channel's counters."""
+
+def symbol_security(symbol: str, session: Optional[str] = None) -> int:
+    """The security id fastfeed gives an instrument its venue names by Symbol and, where
+    sent, TradingSessionID (MOEX ASTS): what ``read_books``/``read_trades`` put in
+    ``security`` for it and what ``securities=`` takes; the same on every run and host,
+    its top bit set."""

@@ -101,3 +101,13 @@ def test_trades_are_those_of_the_decoded_feed(cli, tmp_path):
     assert len(rows) > len(decoded) // 2
     one = fastfeed.read_trades(cfg, securities=[rows[0][0]])
     assert one.num_rows == sum(r[0] == rows[0][0] for r in rows)
+
+
+def test_symbol_ids_are_the_command_lines(cli):
+    out = cli("book", MOEX, "--captures", "--symbol", "USD000UTSTOM:CETS")
+    said = out.stdout.decode() + out.stderr.decode()
+    want = int(said.split("changes of security ")[1].split()[0])
+    assert fastfeed.symbol_security("USD000UTSTOM", "CETS") == want
+    assert want >> 63 == 1
+    assert fastfeed.symbol_security("USD000UTSTOM") != want
+    assert fastfeed.symbol_security("USD000UTSTOM", "") == fastfeed.symbol_security("USD000UTSTOM")

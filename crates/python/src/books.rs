@@ -438,6 +438,17 @@ pub fn read_trades(
     table_with_counters(py, batch, counters)
 }
 
+/// The security id fastfeed gives an instrument that its venue names by Symbol (55) and,
+/// where it sends one, TradingSessionID (336), as MOEX's ASTS markets do: what the `security`
+/// column of `read_books` and `read_trades` holds for it, and what `securities=` takes. The
+/// same on every run and host; its top bit is set, so it never equals a numeric SecurityID
+/// of up to 63 bits.
+#[pyfunction]
+#[pyo3(signature = (symbol, session = None))]
+pub fn symbol_security(symbol: &str, session: Option<&str>) -> u64 {
+    fastfeed_events::symbol_security(symbol, session)
+}
+
 /// An error and its causes, as one line.
 fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();

@@ -238,6 +238,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(tables::read_batches, m)?)?;
     m.add_function(wrap_pyfunction!(books::read_books, m)?)?;
     m.add_function(wrap_pyfunction!(books::read_trades, m)?)?;
+    m.add_function(wrap_pyfunction!(books::symbol_security, m)?)?;
     m.add("FastError", py.get_type::<errors::FastError>())?;
     m.add("TemplateError", py.get_type::<errors::TemplateError>())?;
     m.add("DecodeError", py.get_type::<errors::DecodeError>())?;
