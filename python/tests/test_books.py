@@ -111,3 +111,21 @@ def test_symbol_ids_are_the_command_lines(cli):
     assert want >> 63 == 1
     assert fastfeed.symbol_security("USD000UTSTOM") != want
     assert fastfeed.symbol_security("USD000UTSTOM", "") == fastfeed.symbol_security("USD000UTSTOM")
+
+
+def test_the_books_command_writes_the_same_tables(cli, tmp_path):
+    import pyarrow.feather as feather
+    import pyarrow.parquet as pq
+    out = cli("books", MOEX, "-o", tmp_path / "books.parquet")
+    assert out.returncode == 0, out.stderr
+    assert b"12461 book changes" in out.stderr
+    want = fastfeed.read_books(MOEX).replace_schema_metadata(None)
+    assert pq.read_table(tmp_path / "books.parquet").equals(want)
+    out = cli("books", MOEX, "-o", tmp_path / "one.arrow", "--depth", "2",
+              "--security", SECURITY)
+    assert out.returncode == 0, out.stderr
+    one = fastfeed.read_books(MOEX, depth=2, securities=[SECURITY]).replace_schema_metadata(None)
+    assert feather.read_table(tmp_path / "one.arrow").equals(one)
+    out = cli("books", MOEX, "-o", tmp_path / "t.parquet", "--trades")
+    assert out.returncode == 0 and b"0 trades" in out.stderr
+    assert cli("books", MOEX, "-o", tmp_path / "x.parquet", "--depth", "0").returncode != 0

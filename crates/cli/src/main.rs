@@ -52,6 +52,9 @@ enum Command {
     Replay(cmd::replay::ReplayArgs),
     /// One instrument's book as the handler builds it (JSON Lines with --json).
     Book(cmd::book::BookArgs),
+    /// Every book change (or trade) of a feed's captures, as the handler builds them, into a
+    /// Parquet or Arrow file.
+    Books(cmd::books::BooksArgs),
     /// FIX tag=value: FAST to FIX, FIX to FAST, and the compression report.
     Fix {
         #[command(subcommand)]
@@ -126,6 +129,7 @@ fn main() -> ExitCode {
         Command::Handle(a) => cmd::handle::run(a),
         Command::Replay(a) => cmd::replay::run(a),
         Command::Book(a) => cmd::book::run(a),
+        Command::Books(a) => cmd::books::run(a),
         Command::Fix { action } => cmd::fix::run(action),
     };
     match result {

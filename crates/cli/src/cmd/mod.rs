@@ -1,6 +1,7 @@
 pub mod bench;
 mod bench_threads;
 pub mod book;
+pub mod books;
 pub mod bus;
 pub mod codegen;
 pub mod decode;

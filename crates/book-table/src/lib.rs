@@ -1,0 +1,413 @@
+//! A feed's captures through the feed handler (A/B arbitration, gaps, snapshot recovery,
+//! books), as `fastfeed handle --captures` runs them, into Arrow record batches: a row per
+//! book change ([`BookRows`]) or per trade ([`TradeRows`]), the best levels a side with exact
+//! decimal128 prices. Python's `read_books`/`read_trades` and `fastfeed books` use it.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    Decimal128Builder, Int64Builder, StringBuilder, TimestampNanosecondBuilder, UInt32Builder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, TimeUnit};
+use fastfeed_book::Level;
+use fastfeed_codec::Decimal;
+use fastfeed_events::{Side, Trade};
+use fastfeed_handler::stream::MergedLines;
+use fastfeed_handler::{BookView, ChannelSetup, ChannelStats, Output};
+
+/// Why a replay or its table failed.
+#[derive(Debug, thiserror::Error)]
+pub enum BookTableError {
+    /// A line's capture cannot be opened or read.
+    #[error("channel {channel}: {source}")]
+    Source {
+        channel: String,
+        source: fastfeed_handler::source::SourceError,
+    },
+    /// A price that no decimal128 column of at most 18 fraction digits holds.
+    #[error("{0}")]
+    Price(String),
+    /// Arrow refused the columns.
+    #[error(transparent)]
+    Arrow(#[from] arrow_schema::ArrowError),
+}
+
+/// Most fraction digits a price column takes: decimal128's 38 digits less an i64 mantissa's
+/// 19 and a margin.
+const MAX_SCALE: i32 = 18;
+
+/// One side's levels of one row: (price, size, orders) from the best down.
+type Levels = Vec<(Decimal, i64, Option<u32>)>;
+
+/// The book changes gathered while the handler runs.
+#[derive(Default)]
+pub struct BookRows {
+    depth: usize,
+    only: Option<HashSet<u64>>,
+    at: At,
+    head: Head,
+    state: Vec<&'static str>,
+    from_snapshot: Vec<bool>,
+    bids: Vec<Levels>,
+    offers: Vec<Levels>,
+    /// Most fraction digits of any price kept.
+    scale: i32,
+}
+
+impl BookRows {
+    fn side(&mut self, levels: &[Level]) -> Levels {
+        levels
+            .iter()
+            .take(self.depth)
+            .map(|l| {
+                self.scale = self.scale.max(-l.price.exponent);
+                (l.price, l.size, l.orders)
+            })
+            .collect()
+    }
+}
+
+/// Where a replay stands: the time and channel of the packet the handler is taking.
+#[derive(Default)]
+pub struct At {
+    /// The packet's time.
+    pub now_ns: u64,
+    /// Its channel.
+    pub channel: Arc<str>,
+}
+
+/// What a replay gathers: an output told where the replay stands before each packet.
+pub trait Gather: Output + Send {
+    /// Where the replay stands, to be set before each packet.
+    fn at(&mut self) -> &mut At;
+}
+
+impl Gather for BookRows {
+    fn at(&mut self) -> &mut At {
+        &mut self.at
+    }
+}
+
+impl Output for BookRows {
+    fn book(&mut self, v: &BookView<'_>) {
+        if self.only.as_ref().is_some_and(|s| !s.contains(&v.security)) {
+            return;
+        }
+        let bids = self.side(v.book.bids());
+        let offers = self.side(v.book.offers());
+        self.head
+            .push(&self.at, v.security, v.rpt_seq, v.msg_seq_num);
+        self.state.push(v.state.name());
+        self.from_snapshot.push(v.from_snapshot);
+        self.bids.push(bids);
+        self.offers.push(offers);
+    }
+}
+
+/// `d` as a decimal128 of `scale` fraction digits; None where it does not fit.
+fn scaled(d: Decimal, scale: i32) -> Option<i128> {
+    let shift = u32::try_from(scale + d.exponent).ok()?;
+    10i128
+        .checked_pow(shift)?
+        .checked_mul(i128::from(d.mantissa))
+}
+
+/// The scale of a price column whose prices have at most `digits` fraction digits.
+fn check_scale(digits: i32) -> Result<i32, BookTableError> {
+    if digits > MAX_SCALE {
+        return Err(BookTableError::Price(format!(
+            "a price has {digits} fraction digits; at most {MAX_SCALE} fit a price column"
+        )));
+    }
+    Ok(digits.max(0))
+}
+
+/// The columns every row begins with: where and when, the instrument, its RptSeq and the
+/// message's MsgSeqNum.
+#[derive(Default)]
+struct Head {
+    time: Vec<u64>,
+    channels: Vec<Arc<str>>,
+    security: Vec<u64>,
+    rpt_seq: Vec<Option<u64>>,
+    msg_seq_num: Vec<Option<u64>>,
+}
+
+impl Head {
+    fn push(&mut self, at: &At, security: u64, rpt_seq: Option<u64>, msg_seq_num: Option<u64>) {
+        self.time.push(at.now_ns);
+        self.channels.push(at.channel.clone());
+        self.security.push(security);
+        self.rpt_seq.push(rpt_seq);
+        self.msg_seq_num.push(msg_seq_num);
+    }
+
+    fn len(&self) -> usize {
+        self.time.len()
+    }
+
+    /// The fields and columns.
+    fn finish(self) -> (Vec<Field>, Vec<ArrayRef>) {
+        let fields = vec![
+            Field::new(
+                "time",
+                DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into())),
+                false,
+            ),
+            Field::new("channel", DataType::Utf8, false),
+            Field::new("security", DataType::UInt64, false),
+            Field::new("rpt_seq", DataType::UInt64, true),
+            Field::new("msg_seq_num", DataType::UInt64, true),
+        ];
+        let mut t = TimestampNanosecondBuilder::with_capacity(self.len()).with_timezone("UTC");
+        for &ns in &self.time {
+            t.append_value(i64::try_from(ns).unwrap_or(i64::MAX));
+        }
+        let mut c = StringBuilder::new();
+        for name in &self.channels {
+            c.append_value(&**name);
+        }
+        let cols: Vec<ArrayRef> = vec![
+            Arc::new(t.finish()),
+            Arc::new(c.finish()),
+            Arc::new(arrow_array::UInt64Array::from(self.security)),
+            Arc::new(arrow_array::UInt64Array::from(self.rpt_seq)),
+            Arc::new(arrow_array::UInt64Array::from(self.msg_seq_num)),
+        ];
+        (fields, cols)
+    }
+}
+
+impl BookRows {
+    /// The rows gathered, as one record batch.
+    pub fn into_batch(self) -> Result<RecordBatch, BookTableError> {
+        let scale = check_scale(self.scale)?;
+        let n = self.head.len();
+        let (mut fields, mut cols) = self.head.finish();
+        fields.push(Field::new("state", DataType::Utf8, false));
+        fields.push(Field::new("from_snapshot", DataType::Boolean, false));
+        cols.push(Arc::new(
+            self.state
+                .iter()
+                .copied()
+                .map(Some)
+                .collect::<arrow_array::StringArray>(),
+        ));
+        cols.push(Arc::new(
+            self.from_snapshot
+                .iter()
+                .map(|&b| Some(b))
+                .collect::<arrow_array::BooleanArray>(),
+        ));
+        let price = DataType::Decimal128(38, scale as i8);
+        for (name, sides) in [("bid", &self.bids), ("offer", &self.offers)] {
+            for k in 0..self.depth {
+                let mut px = Decimal128Builder::with_capacity(n)
+                    .with_precision_and_scale(38, scale as i8)?;
+                let mut size = Int64Builder::with_capacity(n);
+                let mut orders = UInt32Builder::with_capacity(n);
+                for side in sides.iter() {
+                    match side.get(k) {
+                        Some(&(p, s, o)) => {
+                            let p = scaled(p, scale).ok_or_else(|| {
+                                BookTableError::Price(format!(
+                                    "the price {p} does not fit scale {scale}"
+                                ))
+                            })?;
+                            px.append_value(p);
+                            size.append_value(s);
+                            orders.append_option(o);
+                        }
+                        None => {
+                            px.append_null();
+                            size.append_null();
+                            orders.append_null();
+                        }
+                    }
+                }
+                let level = k + 1;
+                fields.push(Field::new(
+                    format!("{name}_price_{level}"),
+                    price.clone(),
+                    true,
+                ));
+                fields.push(Field::new(
+                    format!("{name}_size_{level}"),
+                    DataType::Int64,
+                    true,
+                ));
+                fields.push(Field::new(
+                    format!("{name}_orders_{level}"),
+                    DataType::UInt32,
+                    true,
+                ));
+                cols.push(Arc::new(px.finish()));
+                cols.push(Arc::new(size.finish()));
+                cols.push(Arc::new(orders.finish()));
+            }
+        }
+        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+    }
+}
+
+/// The trades handed on while the handler runs.
+#[derive(Default)]
+pub struct TradeRows {
+    only: Option<HashSet<u64>>,
+    at: At,
+    head: Head,
+    price: Vec<Option<Decimal>>,
+    size: Vec<i64>,
+    aggressor: Vec<Option<&'static str>>,
+    scale: i32,
+}
+
+impl Gather for TradeRows {
+    fn at(&mut self) -> &mut At {
+        &mut self.at
+    }
+}
+
+impl Output for TradeRows {
+    fn trade(&mut self, t: &Trade, msg_seq_num: Option<u64>) {
+        if self.only.as_ref().is_some_and(|s| !s.contains(&t.security)) {
+            return;
+        }
+        if let Some(p) = t.price {
+            self.scale = self.scale.max(-p.exponent);
+        }
+        self.head.push(&self.at, t.security, t.rpt_seq, msg_seq_num);
+        self.price.push(t.price);
+        self.size.push(t.size);
+        self.aggressor.push(t.aggressor.map(|s| match s {
+            Side::Bid => "buy",
+            Side::Offer => "sell",
+        }));
+    }
+}
+
+impl TradeRows {
+    /// The trades gathered, as one record batch.
+    pub fn into_batch(self) -> Result<RecordBatch, BookTableError> {
+        let scale = check_scale(self.scale)?;
+        let (mut fields, mut cols) = self.head.finish();
+        fields.push(Field::new(
+            "price",
+            DataType::Decimal128(38, scale as i8),
+            true,
+        ));
+        fields.push(Field::new("size", DataType::Int64, false));
+        fields.push(Field::new("aggressor", DataType::Utf8, true));
+        let mut price = Decimal128Builder::with_capacity(self.price.len())
+            .with_precision_and_scale(38, scale as i8)?;
+        for p in &self.price {
+            match p {
+                Some(p) => price.append_value(scaled(*p, scale).ok_or_else(|| {
+                    BookTableError::Price(format!("the price {p} does not fit scale {scale}"))
+                })?),
+                None => price.append_null(),
+            }
+        }
+        cols.push(Arc::new(price.finish()));
+        cols.push(Arc::new(arrow_array::Int64Array::from(self.size)));
+        cols.push(Arc::new(
+            self.aggressor
+                .iter()
+                .copied()
+                .collect::<arrow_array::StringArray>(),
+        ));
+        Ok(RecordBatch::try_new(Arc::new(Schema::new(fields)), cols)?)
+    }
+}
+
+impl BookRows {
+    /// Book changes of every instrument (or of `only`'s), the best `depth` levels a side.
+    pub fn new(depth: usize, only: Option<HashSet<u64>>) -> BookRows {
+        BookRows {
+            depth,
+            only,
+            ..BookRows::default()
+        }
+    }
+}
+
+impl TradeRows {
+    /// Trades of every instrument (or of `only`'s).
+    pub fn new(only: Option<HashSet<u64>>) -> TradeRows {
+        TradeRows {
+            only,
+            ..TradeRows::default()
+        }
+    }
+}
+
+/// What a replay of captures found besides its rows.
+pub struct Replayed {
+    /// Each channel's name and counters.
+    pub channels: Vec<(String, ChannelStats)>,
+    /// Lines whose capture was damaged part-way: read up to the damage, which this names.
+    pub damage: Vec<String>,
+}
+
+/// Runs every channel over its capture files into `gather`, as `fastfeed handle
+/// --captures` does.
+pub fn replay<G: Gather>(
+    channels: &[ChannelSetup],
+    gather: &mut G,
+) -> Result<Replayed, BookTableError> {
+    let mut out = Replayed {
+        channels: Vec::new(),
+        damage: Vec::new(),
+    };
+    for c in channels {
+        let name = &c.config.name;
+        let source = |source| BookTableError::Source {
+            channel: name.clone(),
+            source,
+        };
+        let mut lines = MergedLines::new(c.streams().map_err(source)?).map_err(source)?;
+        let mut ch = c.channel();
+        let channel: Arc<str> = Arc::from(name.as_str());
+        let mut now = 0;
+        while let Some(p) = lines.next().map_err(source)? {
+            now = p.ts_ns;
+            let at = gather.at();
+            at.now_ns = now;
+            if !Arc::ptr_eq(&at.channel, &channel) {
+                at.channel = channel.clone();
+            }
+            ch.on_packet(p.line, p.bytes, now, gather);
+        }
+        ch.finish(now.saturating_add(1_000_000_000), gather);
+        for l in lines.lines() {
+            if let Some(d) = l.damage() {
+                out.damage
+                    .push(format!("channel {name} line {}: {d}", l.line().name()));
+            }
+        }
+        out.channels.push((name.clone(), ch.stats()));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn prices_scale_exactly_or_not_at_all() {
+        let d = |m, e| Decimal::new(e, m);
+        assert_eq!(scaled(d(13331, 1), 2), Some(13_331_000));
+        assert_eq!(scaled(d(-905, -2), 2), Some(-905));
+        assert_eq!(
+            scaled(d(1, -3), 2),
+            None,
+            "more fraction digits than the column"
+        );
+        assert_eq!(scaled(d(i64::MAX, 30), 18), None, "past 38 digits");
+        assert_eq!(check_scale(-3).unwrap(), 0);
+        assert!(matches!(check_scale(19), Err(BookTableError::Price(_))));
+    }
+}
