@@ -128,4 +128,31 @@ def test_the_books_command_writes_the_same_tables(cli, tmp_path):
     assert feather.read_table(tmp_path / "one.arrow").equals(one)
     out = cli("books", MOEX, "-o", tmp_path / "t.parquet", "--trades")
     assert out.returncode == 0 and b"0 trades" in out.stderr
+    assert pq.read_table(tmp_path / "t.parquet").num_rows == 0
     assert cli("books", MOEX, "-o", tmp_path / "x.parquet", "--depth", "0").returncode != 0
+    # Written a thousand rows at a time: the same table.
+    out = cli("books", MOEX, "-o", tmp_path / "batched.parquet", "--batch-rows", "1000")
+    assert out.returncode == 0, out.stderr
+    assert pq.ParquetFile(tmp_path / "batched.parquet").metadata.num_rows == 12_461
+    assert pq.read_table(tmp_path / "batched.parquet").equals(want)
+
+
+def test_the_books_command_keeps_prices_exact_or_says_which_scale(cli, tmp_path):
+    import pyarrow.parquet as pq
+    pcap, cfg = tmp_path / "cme.pcap", tmp_path / "cme.toml"
+    assert cli("generate", "cme", "-n", "2000", "-o", pcap).returncode == 0
+    templates = ROOT / "crates" / "sim" / "templates" / "cme.xml"
+    cfg.write_text((ROOT / "configs" / "cme.toml").read_text()
+                   .replace('"../crates/sim/templates/cme.xml"', json.dumps(str(templates)))
+                   .replace('"cme/sample.pcap"', json.dumps(str(pcap))))
+    # The feed's prices have two fraction digits: a scale of one cannot hold them.
+    out = cli("books", cfg, "-o", tmp_path / "t1.parquet", "--trades", "--price-scale", "1")
+    assert out.returncode != 0 and b"give a price scale of 2" in out.stderr, out.stderr
+    out = cli("books", cfg, "-o", tmp_path / "t4.parquet", "--trades", "--price-scale", "4",
+              "--batch-rows", "100")
+    assert out.returncode == 0, out.stderr
+    t = pq.read_table(tmp_path / "t4.parquet")
+    assert t.schema.field("price").type == pa.decimal128(38, 4)
+    want = fastfeed.read_trades(cfg)
+    assert want.schema.field("price").type == pa.decimal128(38, 2)
+    assert t["price"].to_pylist() == want["price"].to_pylist()

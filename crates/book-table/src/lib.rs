@@ -32,6 +32,9 @@ pub enum BookTableError {
     /// Arrow refused the columns.
     #[error(transparent)]
     Arrow(#[from] arrow_schema::ArrowError),
+    /// What a batch was handed to (a [`Streamed`] sink: a file writer) failed.
+    #[error("{0}")]
+    Sink(String),
 }
 
 /// Most fraction digits a price column takes: decimal128's 38 digits less an i64 mantissa's
@@ -182,27 +185,39 @@ impl Head {
 
 impl BookRows {
     /// The rows gathered, as one record batch.
-    pub fn into_batch(self) -> Result<RecordBatch, BookTableError> {
+    pub fn into_batch(mut self) -> Result<RecordBatch, BookTableError> {
         let scale = check_scale(self.scale)?;
+        self.batch_at(scale)
+    }
+
+    /// The rows gathered so far as a batch with prices of `scale` fraction digits, taken
+    /// out (the gathering goes on empty).
+    fn batch_at(&mut self, scale: i32) -> Result<RecordBatch, BookTableError> {
         let n = self.head.len();
-        let (mut fields, mut cols) = self.head.finish();
+        let (mut fields, mut cols) = std::mem::take(&mut self.head).finish();
+        let (bids, offers) = (
+            std::mem::take(&mut self.bids),
+            std::mem::take(&mut self.offers),
+        );
+        let state = std::mem::take(&mut self.state);
+        let from_snapshot = std::mem::take(&mut self.from_snapshot);
         fields.push(Field::new("state", DataType::Utf8, false));
         fields.push(Field::new("from_snapshot", DataType::Boolean, false));
         cols.push(Arc::new(
-            self.state
+            state
                 .iter()
                 .copied()
                 .map(Some)
                 .collect::<arrow_array::StringArray>(),
         ));
         cols.push(Arc::new(
-            self.from_snapshot
+            from_snapshot
                 .iter()
                 .map(|&b| Some(b))
                 .collect::<arrow_array::BooleanArray>(),
         ));
         let price = DataType::Decimal128(38, scale as i8);
-        for (name, sides) in [("bid", &self.bids), ("offer", &self.offers)] {
+        for (name, sides) in [("bid", &bids), ("offer", &offers)] {
             for k in 0..self.depth {
                 let mut px = Decimal128Builder::with_capacity(n)
                     .with_precision_and_scale(38, scale as i8)?;
@@ -290,9 +305,17 @@ impl Output for TradeRows {
 
 impl TradeRows {
     /// The trades gathered, as one record batch.
-    pub fn into_batch(self) -> Result<RecordBatch, BookTableError> {
+    pub fn into_batch(mut self) -> Result<RecordBatch, BookTableError> {
         let scale = check_scale(self.scale)?;
-        let (mut fields, mut cols) = self.head.finish();
+        self.batch_at(scale)
+    }
+
+    /// As [`BookRows::batch_at`].
+    fn batch_at(&mut self, scale: i32) -> Result<RecordBatch, BookTableError> {
+        let (mut fields, mut cols) = std::mem::take(&mut self.head).finish();
+        let prices = std::mem::take(&mut self.price);
+        let sizes = std::mem::take(&mut self.size);
+        let aggressors = std::mem::take(&mut self.aggressor);
         fields.push(Field::new(
             "price",
             DataType::Decimal128(38, scale as i8),
@@ -300,9 +323,9 @@ impl TradeRows {
         ));
         fields.push(Field::new("size", DataType::Int64, false));
         fields.push(Field::new("aggressor", DataType::Utf8, true));
-        let mut price = Decimal128Builder::with_capacity(self.price.len())
+        let mut price = Decimal128Builder::with_capacity(prices.len())
             .with_precision_and_scale(38, scale as i8)?;
-        for p in &self.price {
+        for p in &prices {
             match p {
                 Some(p) => price.append_value(scaled(*p, scale).ok_or_else(|| {
                     BookTableError::Price(format!("the price {p} does not fit scale {scale}"))
@@ -311,9 +334,9 @@ impl TradeRows {
             }
         }
         cols.push(Arc::new(price.finish()));
-        cols.push(Arc::new(arrow_array::Int64Array::from(self.size)));
+        cols.push(Arc::new(arrow_array::Int64Array::from(sizes)));
         cols.push(Arc::new(
-            self.aggressor
+            aggressors
                 .iter()
                 .copied()
                 .collect::<arrow_array::StringArray>(),
@@ -340,6 +363,126 @@ impl TradeRows {
             only,
             ..TradeRows::default()
         }
+    }
+}
+
+/// Rows that can be handed on in batches ([`Streamed`]).
+pub trait Rows: Gather {
+    /// Rows gathered and not yet handed on.
+    fn len(&self) -> usize;
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Most fraction digits of any price seen so far.
+    fn digits(&self) -> i32;
+    /// The rows gathered so far as a batch of prices with `scale` fraction digits, taken
+    /// out.
+    fn take_batch(&mut self, scale: i32) -> Result<RecordBatch, BookTableError>;
+}
+
+macro_rules! rows {
+    ($($t:ty),*) => {$(
+        impl Rows for $t {
+            fn len(&self) -> usize {
+                self.head.len()
+            }
+            fn digits(&self) -> i32 {
+                self.scale
+            }
+            fn take_batch(&mut self, scale: i32) -> Result<RecordBatch, BookTableError> {
+                self.batch_at(scale)
+            }
+        }
+    )*};
+}
+
+rows!(BookRows, TradeRows);
+
+/// Rows handed to `sink` a batch of `batch_rows` at a time, so memory stays bounded however
+/// long the capture. Every batch has one schema: the prices' scale is given, or fixed by the
+/// first batch (a session starts with a snapshot of every instrument, so its first rows
+/// show every instrument's prices); a later price with more fraction digits ends the run
+/// with an error that names the scale to give.
+pub struct Streamed<R, S> {
+    rows: R,
+    batch_rows: usize,
+    scale: Option<i32>,
+    sink: S,
+    error: Option<BookTableError>,
+    written: bool,
+}
+
+impl<R: Rows, S: FnMut(RecordBatch) -> Result<(), BookTableError> + Send> Streamed<R, S> {
+    /// `rows` to `sink` in batches of `batch_rows`, prices with `scale` fraction digits
+    /// (else as the first batch needs).
+    pub fn new(rows: R, batch_rows: usize, scale: Option<i32>, sink: S) -> Self {
+        Streamed {
+            rows,
+            batch_rows: batch_rows.max(1),
+            scale,
+            sink,
+            error: None,
+            written: false,
+        }
+    }
+
+    fn flush(&mut self) {
+        let digits = self.rows.digits().max(0);
+        let scale = *self.scale.get_or_insert(digits);
+        let batch = if digits > scale {
+            Err(BookTableError::Price(format!(
+                "a price has {digits} fraction digits, more than the {scale} of the table's \
+                 price columns (fixed by its first rows): give a price scale of {digits}"
+            )))
+        } else {
+            check_scale(scale).and_then(|s| self.rows.take_batch(s))
+        };
+        match batch.and_then(|b| (self.sink)(b)) {
+            Ok(()) => self.written = true,
+            Err(e) => self.error = Some(e),
+        }
+    }
+
+    fn check(&mut self) {
+        if self.rows.len() >= self.batch_rows {
+            self.flush();
+        }
+    }
+
+    /// Hands on the last rows (an empty batch if none came, so the table has its schema);
+    /// the first error met, if any.
+    pub fn finish(mut self) -> Result<(), BookTableError> {
+        if self.error.is_none() && (!self.rows.is_empty() || !self.written) {
+            self.flush();
+        }
+        self.error.map_or(Ok(()), Err)
+    }
+}
+
+impl<R: Rows, S: FnMut(RecordBatch) -> Result<(), BookTableError> + Send> Output
+    for Streamed<R, S>
+{
+    fn book(&mut self, view: &BookView<'_>) {
+        if self.error.is_none() {
+            self.rows.book(view);
+            self.check();
+        }
+    }
+
+    fn trade(&mut self, trade: &Trade, msg_seq_num: Option<u64>) {
+        if self.error.is_none() {
+            self.rows.trade(trade, msg_seq_num);
+            self.check();
+        }
+    }
+}
+
+impl<R: Rows, S: FnMut(RecordBatch) -> Result<(), BookTableError> + Send> Gather
+    for Streamed<R, S>
+{
+    fn at(&mut self) -> &mut At {
+        self.rows.at()
     }
 }
 

@@ -5,10 +5,11 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
+use arrow_array::RecordBatch;
 use clap::Args;
 use fastfeed_arrow::{FileFormat, TableWriter};
-use fastfeed_book_table::{replay, BookRows, Gather, Replayed, TradeRows};
+use fastfeed_book_table::{replay, BookRows, BookTableError, Replayed, Rows, Streamed, TradeRows};
 
 use super::handle::load;
 
@@ -31,6 +32,13 @@ pub struct BooksArgs {
     /// Only these instruments (SecurityID; repeat the option for more).
     #[arg(long)]
     pub security: Vec<u64>,
+    /// Rows a batch: the file is written a batch at a time, so memory stays bounded.
+    #[arg(long, default_value_t = 65_536)]
+    pub batch_rows: usize,
+    /// Fraction digits of the price columns; by default what the first batch's prices need
+    /// (a later price needing more ends the run, naming the scale to give).
+    #[arg(long, value_parser = clap::value_parser!(u8).range(0..=18))]
+    pub price_scale: Option<u8>,
 }
 
 pub fn run(a: BooksArgs) -> Result<ExitCode> {
@@ -42,27 +50,34 @@ pub fn run(a: BooksArgs) -> Result<ExitCode> {
             Some("arrow" | "ipc" | "feather") => FileFormat::Arrow,
             _ => FileFormat::Parquet,
         });
-    fn gather<G: Gather>(
-        channels: &[fastfeed_handler::ChannelSetup],
-        mut g: G,
-        finish: impl FnOnce(G) -> Result<arrow_array::RecordBatch, fastfeed_book_table::BookTableError>,
-    ) -> Result<(arrow_array::RecordBatch, Replayed)> {
-        let done = replay(channels, &mut g)?;
-        Ok((finish(g)?, done))
-    }
-    let (batch, done) = if a.trades {
-        gather(&channels, TradeRows::new(only), TradeRows::into_batch)?
-    } else {
-        gather(
-            &channels,
-            BookRows::new(a.depth.into(), only),
-            BookRows::into_batch,
-        )?
+    // The file is created with the first batch's schema, and written a batch at a time.
+    let mut writer: Option<TableWriter> = None;
+    let mut rows = 0;
+    let sink = |batch: RecordBatch| -> Result<(), BookTableError> {
+        let w = match &mut writer {
+            Some(w) => w,
+            None => writer.insert(
+                TableWriter::create(&a.output, batch.schema(), format)
+                    .map_err(|e| BookTableError::Sink(format!("{}: {e}", a.output.display())))?,
+            ),
+        };
+        rows += batch.num_rows();
+        w.write(&batch)
+            .map_err(|e| BookTableError::Sink(format!("{}: {e}", a.output.display())))
     };
-    let mut w = TableWriter::create(&a.output, batch.schema(), format)
-        .with_context(|| format!("creating {}", a.output.display()))?;
-    w.write(&batch)?;
-    w.finish()?;
+    let scale = a.price_scale.map(i32::from);
+    let done = if a.trades {
+        stream(
+            &channels,
+            Streamed::new(TradeRows::new(only), a.batch_rows, scale, sink),
+        )?
+    } else {
+        let rows = BookRows::new(a.depth.into(), only);
+        stream(&channels, Streamed::new(rows, a.batch_rows, scale, sink))?
+    };
+    if let Some(w) = writer {
+        w.finish()?;
+    }
     for d in &done.damage {
         eprintln!("stopped early, the rest unread: {d}");
     }
@@ -79,10 +94,19 @@ pub fn run(a: BooksArgs) -> Result<ExitCode> {
         );
     }
     eprintln!(
-        "{} {} to {}",
-        batch.num_rows(),
+        "{rows} {} to {}",
         if a.trades { "trades" } else { "book changes" },
         a.output.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Replays the channels into `out`, then hands on its last rows.
+fn stream<R: Rows, S: FnMut(RecordBatch) -> Result<(), BookTableError> + Send>(
+    channels: &[fastfeed_handler::ChannelSetup],
+    mut out: Streamed<R, S>,
+) -> Result<Replayed> {
+    let done = replay(channels, &mut out)?;
+    out.finish()?;
+    Ok(done)
 }
