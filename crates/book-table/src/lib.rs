@@ -14,7 +14,6 @@ use arrow_schema::{DataType, Field, Schema, TimeUnit};
 use fastfeed_book::Level;
 use fastfeed_codec::Decimal;
 use fastfeed_events::{Side, Trade};
-use fastfeed_handler::stream::MergedLines;
 use fastfeed_handler::{BookView, ChannelSetup, ChannelStats, Output};
 
 /// Why a replay or its table failed.
@@ -41,8 +40,8 @@ pub enum BookTableError {
 /// 19 and a margin.
 const MAX_SCALE: i32 = 18;
 
-/// One side's levels of one row: (price, size, orders) from the best down.
-type Levels = Vec<(Decimal, i64, Option<u32>)>;
+/// One level of one side: (price, size, orders); None past the book's end.
+type Slot = Option<(Decimal, i64, Option<u32>)>;
 
 /// The book changes gathered while the handler runs.
 #[derive(Default)]
@@ -53,23 +52,24 @@ pub struct BookRows {
     head: Head,
     state: Vec<&'static str>,
     from_snapshot: Vec<bool>,
-    bids: Vec<Levels>,
-    offers: Vec<Levels>,
+    /// `depth` slots a row, best first: no allocation per row.
+    bids: Vec<Slot>,
+    offers: Vec<Slot>,
     /// Most fraction digits of any price kept.
     scale: i32,
 }
 
-impl BookRows {
-    fn side(&mut self, levels: &[Level]) -> Levels {
-        levels
-            .iter()
-            .take(self.depth)
-            .map(|l| {
-                self.scale = self.scale.max(-l.price.exponent);
-                (l.price, l.size, l.orders)
-            })
-            .collect()
+/// `levels`' best `depth` into `slots`; the most fraction digits among their prices and
+/// `digits`.
+fn side(slots: &mut Vec<Slot>, levels: &[Level], depth: usize, digits: i32) -> i32 {
+    let mut digits = digits;
+    for k in 0..depth {
+        slots.push(levels.get(k).map(|l| {
+            digits = digits.max(-l.price.exponent);
+            (l.price, l.size, l.orders)
+        }));
     }
+    digits
 }
 
 /// Where a replay stands: the time and channel of the packet the handler is taking.
@@ -98,14 +98,12 @@ impl Output for BookRows {
         if self.only.as_ref().is_some_and(|s| !s.contains(&v.security)) {
             return;
         }
-        let bids = self.side(v.book.bids());
-        let offers = self.side(v.book.offers());
+        self.scale = side(&mut self.bids, v.book.bids(), self.depth, self.scale);
+        self.scale = side(&mut self.offers, v.book.offers(), self.depth, self.scale);
         self.head
             .push(&self.at, v.security, v.rpt_seq, v.msg_seq_num);
         self.state.push(v.state.name());
         self.from_snapshot.push(v.from_snapshot);
-        self.bids.push(bids);
-        self.offers.push(offers);
     }
 }
 
@@ -223,9 +221,9 @@ impl BookRows {
                     .with_precision_and_scale(38, scale as i8)?;
                 let mut size = Int64Builder::with_capacity(n);
                 let mut orders = UInt32Builder::with_capacity(n);
-                for side in sides.iter() {
-                    match side.get(k) {
-                        Some(&(p, s, o)) => {
+                for slot in sides.iter().skip(k).step_by(self.depth) {
+                    match *slot {
+                        Some((p, s, o)) => {
                             let p = scaled(p, scale).ok_or_else(|| {
                                 BookTableError::Price(format!(
                                     "the price {p} does not fit scale {scale}"
@@ -506,24 +504,13 @@ pub fn replay<G: Gather>(
     };
     for c in channels {
         let name = &c.config.name;
-        let source = |source| BookTableError::Source {
-            channel: name.clone(),
-            source,
-        };
-        let mut lines = MergedLines::new(c.streams().map_err(source)?).map_err(source)?;
-        let mut ch = c.channel();
-        let channel: Arc<str> = Arc::from(name.as_str());
-        let mut now = 0;
-        while let Some(p) = lines.next().map_err(source)? {
-            now = p.ts_ns;
-            let at = gather.at();
-            at.now_ns = now;
-            if !Arc::ptr_eq(&at.channel, &channel) {
-                at.channel = channel.clone();
-            }
-            ch.on_packet(p.line, p.bytes, now, gather);
-        }
-        ch.finish(now.saturating_add(1_000_000_000), gather);
+        gather.at().channel = Arc::from(name.as_str());
+        let (ch, lines) = c
+            .run_captures(gather, |g, now| g.at().now_ns = now)
+            .map_err(|source| BookTableError::Source {
+                channel: name.clone(),
+                source,
+            })?;
         for l in lines.lines() {
             if let Some(d) = l.damage() {
                 out.damage

@@ -8,9 +8,10 @@ use fastfeed_events::Profile;
 use fastfeed_feed::{ChannelConfig, FeedConfig, LineConfig};
 
 use crate::channel::Channel;
+use crate::output::Output;
 use crate::settings::{ChannelSettings, LineId};
 use crate::source::{load_line, CapturedLine, SourceError};
-use crate::stream::LineStream;
+use crate::stream::{LineStream, MergedLines};
 
 /// A configuration that cannot be set up.
 #[derive(Debug, thiserror::Error)]
@@ -74,6 +75,28 @@ impl ChannelSetup {
             .into_iter()
             .map(|(id, l)| LineStream::open(id, l, &self.templates, self.settings.header))
             .collect()
+    }
+
+    /// The channel run over its lines' captures, read as they are handled and merged by
+    /// time, its outputs to `out`; `before` is told each packet's time first (an output
+    /// that records when). Hands back the finished channel, and the lines for what they
+    /// say of their files (damage, capture counts).
+    pub fn run_captures<O: Output>(
+        &self,
+        out: &mut O,
+        mut before: impl FnMut(&mut O, u64),
+    ) -> Result<(Channel, MergedLines), SourceError> {
+        let mut lines = MergedLines::new(self.streams()?)?;
+        let mut ch = self.channel();
+        let mut now = 0;
+        while let Some(p) = lines.next()? {
+            now = p.ts_ns;
+            before(out, now);
+            ch.on_packet(p.line, p.bytes, now, out);
+        }
+        // A second past the last packet: whatever gap is still held is given up.
+        ch.finish(now.saturating_add(1_000_000_000), out);
+        Ok((ch, lines))
     }
 
     /// Every line's capture, loaded whole (benchmarks and replays).

@@ -86,21 +86,30 @@ fn raw_lines_stream_as_they_load() {
     }
 }
 
-#[test]
-fn block_lines_stream_as_they_load() {
-    // The spec's blocks: each packet's size as a stop-bit integer before it.
-    let dir = std::env::temp_dir().join(format!("fastfeed-blocks-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let configs: Vec<_> = LINES
+/// The MOEX lines written into `dir` in `format` (len32le or block), and their configs.
+fn reframed(dir: &std::path::Path, format: CaptureFormat) -> Vec<(LineId, LineConfig)> {
+    std::fs::create_dir_all(dir).unwrap();
+    LINES
         .iter()
         .map(|&(id, f)| {
             let raw = line(id, f);
             let path = dir.join(f);
-            let file = std::fs::File::create(&path).unwrap();
-            fastfeed_packet::write_blocks(raw.iter(), std::io::BufWriter::new(file)).unwrap();
-            (id, config(path, Some(CaptureFormat::Block)))
+            let file = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+            match format {
+                CaptureFormat::Block => fastfeed_packet::write_blocks(raw.iter(), file),
+                _ => fastfeed_packet::write_len32le(raw.iter(), file),
+            }
+            .unwrap();
+            (id, config(path, Some(format)))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn block_lines_stream_as_they_load() {
+    // The spec's blocks: each packet's size as a stop-bit integer before it.
+    let dir = std::env::temp_dir().join(format!("fastfeed-blocks-{}", std::process::id()));
+    let configs = reframed(&dir, CaptureFormat::Block);
     stream_equals_load(&configs);
     // The same packets at the same times as the raw files.
     for (id, cfg) in &configs {
@@ -120,17 +129,7 @@ fn block_lines_stream_as_they_load() {
 #[test]
 fn len32le_lines_stream_as_they_load() {
     let dir = std::env::temp_dir().join(format!("fastfeed-framed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let configs: Vec<_> = LINES
-        .iter()
-        .map(|&(id, f)| {
-            let raw = line(id, f);
-            let path = dir.join(f);
-            let file = std::fs::File::create(&path).unwrap();
-            fastfeed_packet::write_len32le(raw.iter(), std::io::BufWriter::new(file)).unwrap();
-            (id, config(path, Some(CaptureFormat::Len32le)))
-        })
-        .collect();
+    let configs = reframed(&dir, CaptureFormat::Len32le);
     stream_equals_load(&configs);
 
     // A cut last record: the packets before it, then the line ends, its damage named (the

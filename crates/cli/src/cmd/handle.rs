@@ -13,7 +13,6 @@ use fastfeed_bus_shm::ShmBus;
 use fastfeed_feed::FeedConfig;
 use fastfeed_handler::live::LiveChannel;
 use fastfeed_handler::publish::BusOutput;
-use fastfeed_handler::stream::MergedLines;
 use fastfeed_handler::{setup, Channel, ChannelSetup, Output};
 
 use super::bus::{BusKind, ZenohArgs};
@@ -130,17 +129,9 @@ pub fn run_captures<O: Output>(
 ) -> Result<Vec<(String, Channel)>> {
     let mut finals = Vec::new();
     for c in channels {
-        let streams = c
-            .streams()
+        let (ch, lines) = c
+            .run_captures(out, |_, _| {})
             .with_context(|| format!("channel {}", c.config.name))?;
-        let mut lines = MergedLines::new(streams)?;
-        let mut ch = c.channel();
-        let mut now = 0;
-        while let Some(p) = lines.next()? {
-            now = p.ts_ns;
-            ch.on_packet(p.line, p.bytes, now, out);
-        }
-        ch.finish(now.saturating_add(1_000_000_000), out);
         for l in lines.lines() {
             if let Some(d) = l.damage() {
                 eprintln!(
