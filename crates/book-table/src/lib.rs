@@ -4,6 +4,7 @@
 //! decimal128 prices. Python's `read_books`/`read_trades` and `fastfeed books` use it.
 
 use std::collections::HashSet;
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -85,6 +86,11 @@ pub struct At {
 pub trait Gather: Output + Send {
     /// Where the replay stands, to be set before each packet.
     fn at(&mut self) -> &mut At;
+    /// Whether the replay should stop (what the rows go to has failed or gone): it then
+    /// ends at the next packet.
+    fn stopped(&self) -> bool {
+        false
+    }
 }
 
 impl Gather for BookRows {
@@ -482,6 +488,9 @@ impl<R: Rows, S: FnMut(RecordBatch) -> Result<(), BookTableError> + Send> Gather
     fn at(&mut self) -> &mut At {
         self.rows.at()
     }
+    fn stopped(&self) -> bool {
+        self.error.is_some()
+    }
 }
 
 /// What a replay of captures found besides its rows.
@@ -493,7 +502,7 @@ pub struct Replayed {
 }
 
 /// Runs every channel over its capture files into `gather`, as `fastfeed handle
-/// --captures` does.
+/// --captures` does, until the captures end or `gather` stops.
 pub fn replay<G: Gather>(
     channels: &[ChannelSetup],
     gather: &mut G,
@@ -506,7 +515,13 @@ pub fn replay<G: Gather>(
         let name = &c.config.name;
         gather.at().channel = Arc::from(name.as_str());
         let (ch, lines) = c
-            .run_captures(gather, |g, now| g.at().now_ns = now)
+            .run_captures(gather, |g, now| {
+                g.at().now_ns = now;
+                match g.stopped() {
+                    true => ControlFlow::Break(()),
+                    false => ControlFlow::Continue(()),
+                }
+            })
             .map_err(|source| BookTableError::Source {
                 channel: name.clone(),
                 source,
@@ -518,6 +533,9 @@ pub fn replay<G: Gather>(
             }
         }
         out.channels.push((name.clone(), ch.stats()));
+        if gather.stopped() {
+            break;
+        }
     }
     Ok(out)
 }

@@ -214,6 +214,19 @@ fn handle_replayed(
     (read_json(&report)["FUT-BOOK-5"].clone(), stderr)
 }
 
+/// Every datagram the live handler read was timed from the kernel's receive timestamp to
+/// the books, and the figures are in order.
+fn check_wire_latency(r: &serde_json::Value) {
+    let read = num(r, "packets_a") + num(r, "packets_b") + num(r, "snapshot_packets");
+    assert!(num(r, "wire_timed") >= read, "{r}");
+    assert_eq!(num(r, "wire_unstamped"), 0, "{r}");
+    let p = ["p50", "p90", "p99", "p99_9", "max"].map(|p| num(r, &format!("wire_to_book_{p}_ns")));
+    assert!(p[0] > 0 && p.windows(2).all(|w| w[0] <= w[1]), "{p:?}");
+    // Loopback, a few thousand packets a second: well under a second each.
+    assert!(p[4] < 1_000_000_000, "{p:?}");
+    assert!(num(r, "in_socket_p50_ns") <= p[0], "{r}");
+}
+
 #[test]
 fn replay_and_handle_recover_losses_on_both_lines() {
     if !fastfeed_net::loopback_multicast_works() {
@@ -258,6 +271,7 @@ fn replay_and_handle_recover_losses_on_both_lines() {
     assert_eq!((num(r, "silences_a"), num(r, "silences_b")), (0, 0), "{r}");
     let kernel = ["a", "b", "snapshot"].map(|l| num(r, &format!("kernel_drops_{l}")));
     assert_eq!(kernel, [0; 3], "{r}");
+    check_wire_latency(r);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -284,6 +298,7 @@ fn a_line_joined_for_another_source_receives_nothing() {
     assert_eq!(num(r, "book_errors"), 0);
     assert_eq!((num(r, "silences_a"), num(r, "silences_b")), (0, 1), "{r}");
     assert!(num(r, "silent_ns_b") > 1_000_000_000, "{r}");
+    check_wire_latency(r);
     std::fs::remove_dir_all(&dir).ok();
 }
 
@@ -729,5 +744,58 @@ fn books_of_instruments_named_by_symbol() {
     assert_eq!(last["state"], "live", "{last}");
     assert_eq!(last["bids"][0][1], 3000, "{last}");
     assert_eq!(last["offers"][0][1], 2000, "{last}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn ctrl_c_ends_the_live_handler_with_its_report() {
+    if !fastfeed_net::loopback_multicast_works() {
+        eprintln!("skipped: {}", fastfeed_net::LOOPBACK_HINT);
+        return;
+    }
+    let dir = scratch("feed-ctrl-c");
+    let cfg = config_from(&dir, 6, [None; 3]);
+    let report = dir.join("handle.json");
+    let mut handle = fastfeed()
+        .args([
+            "handle",
+            &path_arg(&cfg),
+            "-q",
+            "--report-json",
+            &path_arg(&report),
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(handle.stdout.as_mut().unwrap()),
+        &mut ready,
+    )
+    .unwrap();
+    assert_eq!(ready.trim(), "ready");
+    // 8,101 packets at 2,000 a second: about 4 s; the handler is stopped after one.
+    let mut replay = fastfeed()
+        .args(["replay", "--rate", "2000", "-q", &path_arg(&cfg)])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1000));
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &handle.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let out = handle.wait_with_output().unwrap();
+    replay.kill().ok();
+    replay.wait().ok();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("wire to book p50"), "{stderr}");
+    let r = &read_json(&report)["FUT-BOOK-5"];
+    let a = num(r, "packets_a");
+    assert!(a > 100 && a < 8_101, "{r}");
+    check_wire_latency(r);
     std::fs::remove_dir_all(&dir).ok();
 }

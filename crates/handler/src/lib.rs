@@ -13,6 +13,7 @@ pub mod bench;
 mod channel;
 mod fragments;
 mod instruments;
+mod latency;
 pub mod live;
 mod output;
 pub mod publish;
@@ -25,6 +26,7 @@ mod stats;
 pub mod stream;
 
 pub use channel::Channel;
+pub use latency::WireLatency;
 pub use output::{BookState, BookView, Output};
 pub use settings::{ChannelSettings, LineId};
 pub use setup::{setup, ChannelSetup, SetupError};

@@ -1,13 +1,15 @@
 //! The thin socket layer: a channel's lines as multicast receivers. Lines A and B are
 //! joined for good; the snapshot line is joined while the channel wants snapshots and left
-//! when it does not.
+//! when it does not. Every datagram is timed from the kernel's receive timestamp to the
+//! books ([`WireLatency`]).
 
 use std::io;
 
 use fastfeed_feed::LineConfig;
-use fastfeed_net::{McastReceiver, NetError};
+use fastfeed_net::{realtime_ns, McastReceiver, NetError, StampedRecv};
 
 use crate::channel::Channel;
+use crate::latency::WireLatency;
 use crate::output::Output;
 use crate::settings::LineId;
 use crate::setup::ChannelSetup;
@@ -23,6 +25,9 @@ pub struct LiveChannel {
     snapshot: Option<LineConfig>,
     snapshot_rx: Option<McastReceiver>,
     buf: Vec<u8>,
+    recv: StampedRecv,
+    /// Each datagram's time from the kernel to the books.
+    pub latency: WireLatency,
 }
 
 fn receiver(line: &LineConfig, which: &str) -> Result<McastReceiver, NetError> {
@@ -35,6 +40,8 @@ fn receiver(line: &LineConfig, which: &str) -> Result<McastReceiver, NetError> {
         context: format!("non-blocking {group}"),
         error,
     })?;
+    // Without timestamps the handler still runs; its datagrams are counted unstamped.
+    let _ = rx.stamp_arrivals();
     Ok(rx)
 }
 
@@ -53,6 +60,8 @@ impl LiveChannel {
             snapshot: setup.config.snapshot.clone(),
             snapshot_rx: None,
             buf: vec![0; 65_536],
+            recv: StampedRecv::new(),
+            latency: WireLatency::default(),
         };
         live.follow_snapshot_wish()?;
         Ok(live)
@@ -68,8 +77,9 @@ impl LiveChannel {
     }
 
     /// The input has ended at `now_ns`: the sockets' kernel drops are counted into the
-    /// channel's, which [`Channel::finish`] then ends; the channel is handed back.
-    pub fn finish<O: Output>(mut self, now_ns: u64, out: &mut O) -> Channel {
+    /// channel's, which [`Channel::finish`] then ends; the channel is handed back with its
+    /// datagrams' latency.
+    pub fn finish<O: Output>(mut self, now_ns: u64, out: &mut O) -> (Channel, WireLatency) {
         let drops: Vec<(LineId, u64)> = (self.lines.iter().map(|(id, rx)| (*id, rx)))
             .chain(self.snapshot_rx.iter().map(|rx| (LineId::Snapshot, rx)))
             .map(|(id, rx)| (id, rx.kernel_drops().unwrap_or(0)))
@@ -78,7 +88,7 @@ impl LiveChannel {
             self.channel.add_kernel_drops(id, d);
         }
         self.channel.finish(now_ns, out);
-        self.channel
+        (self.channel, self.latency)
     }
 
     /// Whether the snapshot line is joined now.
@@ -109,10 +119,12 @@ impl LiveChannel {
             for _ in 0..BURST {
                 let (id, rx) = &self.lines[k];
                 let id = *id;
-                match rx.recv(&mut self.buf) {
-                    Ok(len) => {
+                match self.recv.recv(rx, &mut self.buf) {
+                    Ok((len, stamp)) => {
                         n += 1;
+                        let read = realtime_ns();
                         self.channel.on_packet(id, &self.buf[..len], now_ns, out);
+                        self.latency.record(stamp, read, realtime_ns());
                     }
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
                     Err(error) => {
@@ -126,11 +138,13 @@ impl LiveChannel {
         }
         for _ in 0..BURST {
             let Some(rx) = &self.snapshot_rx else { break };
-            match rx.recv(&mut self.buf) {
-                Ok(len) => {
+            match self.recv.recv(rx, &mut self.buf) {
+                Ok((len, stamp)) => {
                     n += 1;
+                    let read = realtime_ns();
                     self.channel
                         .on_packet(LineId::Snapshot, &self.buf[..len], now_ns, out);
+                    self.latency.record(stamp, read, realtime_ns());
                     if !self.channel.wants_snapshots() {
                         break;
                     }

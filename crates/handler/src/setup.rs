@@ -1,6 +1,7 @@
 //! From a feed configuration to channels: templates read, profile resolved with its
 //! overrides, settings derived.
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use fastfeed_codec::Templates;
@@ -79,19 +80,22 @@ impl ChannelSetup {
 
     /// The channel run over its lines' captures, read as they are handled and merged by
     /// time, its outputs to `out`; `before` is told each packet's time first (an output
-    /// that records when). Hands back the finished channel, and the lines for what they
-    /// say of their files (damage, capture counts).
+    /// that records when), and may stop the run there (a reader gone, Ctrl-C): the channel
+    /// then ends at that packet. Hands back the finished channel, and the lines for what
+    /// they say of their files (damage, capture counts).
     pub fn run_captures<O: Output>(
         &self,
         out: &mut O,
-        mut before: impl FnMut(&mut O, u64),
+        mut before: impl FnMut(&mut O, u64) -> ControlFlow<()>,
     ) -> Result<(Channel, MergedLines), SourceError> {
         let mut lines = MergedLines::new(self.streams()?)?;
         let mut ch = self.channel();
         let mut now = 0;
         while let Some(p) = lines.next()? {
             now = p.ts_ns;
-            before(out, now);
+            if before(out, now).is_break() {
+                break;
+            }
             ch.on_packet(p.line, p.bytes, now, out);
         }
         // A second past the last packet: whatever gap is still held is given up.

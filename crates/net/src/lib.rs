@@ -4,6 +4,7 @@ pub mod affinity;
 mod fault;
 mod lines;
 mod mcast;
+mod stamp;
 
 pub use fault::{Corruption, Fate, FaultConfig, FaultCounts, FaultInjector};
 pub use lines::{channel_group, wait_any, Lines};
@@ -11,6 +12,7 @@ pub use mcast::{
     loopback_multicast_works, overflow_hint, McastReceiver, McastSender, LOOPBACK_HINT,
     RECV_BUFFER_REQUEST,
 };
+pub use stamp::{realtime_ns, StampedRecv};
 
 /// The largest UDP payload one IPv4 datagram carries: 65,535 bytes less the 20-byte IP and
 /// 8-byte UDP headers.

@@ -2,7 +2,8 @@
 //! multicast is unavailable on the machine.
 
 use fastfeed_net::{
-    loopback_multicast_works, FaultConfig, FaultInjector, McastReceiver, McastSender, LOOPBACK_HINT,
+    loopback_multicast_works, realtime_ns, FaultConfig, FaultInjector, McastReceiver, McastSender,
+    StampedRecv, LOOPBACK_HINT,
 };
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::{Duration, Instant};
@@ -199,4 +200,50 @@ fn a_source_specific_join_takes_only_that_senders_datagrams() {
             "{err}"
         );
     }
+}
+
+#[test]
+fn the_kernel_stamps_each_arrival() {
+    if !available() {
+        return;
+    }
+    let group = random_group();
+    let (stamped, plain) = (
+        McastReceiver::new(group, LO).unwrap(),
+        McastReceiver::new(group, LO).unwrap(),
+    );
+    stamped.stamp_arrivals().unwrap();
+    // The kernel turns timestamping on for its receive path a moment later (deferred work);
+    // a datagram that comes before is stamped when read.
+    std::thread::sleep(Duration::from_millis(100));
+    for rx in [&stamped, &plain] {
+        rx.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    }
+    let tx = McastSender::new(group, LO, 1, true).unwrap();
+    let mut recv = StampedRecv::new();
+    let mut buf = [0u8; 64];
+    let mut last = 0;
+    for i in 0..20u32 {
+        let before = realtime_ns();
+        tx.send(&i.to_be_bytes()).unwrap();
+        // Taken a while after it came in, so the stamp is the arrival, not the read.
+        std::thread::sleep(Duration::from_millis(2));
+        let (n, at) = recv.recv(&stamped, &mut buf).unwrap();
+        let after = realtime_ns();
+        assert_eq!(&buf[..n], i.to_be_bytes());
+        let at = at.expect("a stamped socket's datagram carries the kernel's time");
+        assert!(
+            before <= at && at + 1_000_000 <= after,
+            "{before} {at} {after}"
+        );
+        assert!(at > last);
+        last = at;
+        // A socket without timestamps says so.
+        let (n, at) = recv.recv(&plain, &mut buf).unwrap();
+        assert_eq!((&buf[..n], at), (&i.to_be_bytes()[..], None));
+    }
+    // Non-blocking and empty: WouldBlock, as recv says it.
+    stamped.set_nonblocking(true).unwrap();
+    let e = recv.recv(&stamped, &mut buf).unwrap_err();
+    assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
 }

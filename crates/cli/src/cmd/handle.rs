@@ -3,6 +3,7 @@
 //! and every counter at the end; `--bench` times the whole path against decoding alone.
 
 use std::io::Write;
+use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
@@ -13,11 +14,12 @@ use fastfeed_bus_shm::ShmBus;
 use fastfeed_feed::FeedConfig;
 use fastfeed_handler::live::LiveChannel;
 use fastfeed_handler::publish::BusOutput;
-use fastfeed_handler::{setup, Channel, ChannelSetup, Output};
+use fastfeed_handler::{setup, Channel, ChannelSetup, Output, WireLatency};
 
 use super::bus::{BusKind, ZenohArgs};
 
 use crate::out::outln;
+use crate::signals;
 
 #[derive(Args)]
 pub struct HandleArgs {
@@ -61,6 +63,16 @@ pub struct HandleArgs {
     pub spin: bool,
 }
 
+/// A channel at the end of its input.
+pub struct Finished {
+    /// The channel's name in the configuration.
+    pub name: String,
+    /// Its state and counters.
+    pub channel: Channel,
+    /// Live: its datagrams' time from the kernel to the books.
+    pub latency: Option<WireLatency>,
+}
+
 pub fn load(config: &std::path::Path, verify: bool) -> Result<(FeedConfig, Vec<ChannelSetup>)> {
     let feed = FeedConfig::load(config)?;
     let mut channels = setup(&feed)?;
@@ -75,6 +87,8 @@ pub fn run(a: HandleArgs) -> Result<ExitCode> {
     if a.bench {
         return bench(&channels, a.passes);
     }
+    // Ctrl-C or SIGTERM ends the run with the full report (exit status 128 + the signal).
+    signals::install();
     match a.bus {
         None => {
             let finals = run_all(&a, &channels, &mut ())?;
@@ -90,7 +104,10 @@ pub fn run(a: HandleArgs) -> Result<ExitCode> {
             handle_on(&a.zenoh.open(&name)?, &a, &feed, &channels)?;
         }
     }
-    Ok(ExitCode::SUCCESS)
+    Ok(match signals::stopped() {
+        true => signals::exit_code(),
+        false => ExitCode::SUCCESS,
+    })
 }
 
 fn handle_on<B: fastfeed_bus::Bus>(
@@ -113,7 +130,7 @@ fn run_all<O: Output>(
     a: &HandleArgs,
     channels: &[ChannelSetup],
     out: &mut O,
-) -> Result<Vec<(String, Channel)>> {
+) -> Result<Vec<Finished>> {
     if a.captures {
         run_captures(channels, out, !a.quiet)
     } else {
@@ -126,11 +143,14 @@ pub fn run_captures<O: Output>(
     channels: &[ChannelSetup],
     out: &mut O,
     status: bool,
-) -> Result<Vec<(String, Channel)>> {
+) -> Result<Vec<Finished>> {
     let mut finals = Vec::new();
     for c in channels {
         let (ch, lines) = c
-            .run_captures(out, |_, _| {})
+            .run_captures(out, |_, _| match signals::stopped() {
+                true => ControlFlow::Break(()),
+                false => ControlFlow::Continue(()),
+            })
             .with_context(|| format!("channel {}", c.config.name))?;
         for l in lines.lines() {
             if let Some(d) = l.damage() {
@@ -154,7 +174,14 @@ pub fn run_captures<O: Output>(
                 }
             }
         }
-        finals.push((c.config.name.clone(), ch));
+        finals.push(Finished {
+            name: c.config.name.clone(),
+            channel: ch,
+            latency: None,
+        });
+        if signals::stopped() {
+            break;
+        }
     }
     Ok(finals)
 }
@@ -166,7 +193,7 @@ pub fn run_live<O: Output>(
     idle_exit_ms: u64,
     status: bool,
     spin: bool,
-) -> Result<Vec<(String, Channel)>> {
+) -> Result<Vec<Finished>> {
     let mut live: Vec<LiveChannel> = channels
         .iter()
         .map(|c| LiveChannel::open(c).with_context(|| format!("channel {}", c.config.name)))
@@ -208,12 +235,16 @@ pub fn run_live<O: Output>(
                     "{}",
                     status_line(&c.config.name, &l.channel, (msgs - last_msgs) as f64)
                 );
+                if l.latency.count() > 0 {
+                    eprintln!("{} since start: {}", c.config.name, l.latency.summary());
+                }
             }
             last_msgs = msgs;
             next_status += Duration::from_secs(1);
         }
-        if idle_exit_ms > 0
-            && last_packet.is_some_and(|t| now - t > Duration::from_millis(idle_exit_ms))
+        if signals::stopped()
+            || idle_exit_ms > 0
+                && last_packet.is_some_and(|t| now - t > Duration::from_millis(idle_exit_ms))
         {
             break;
         }
@@ -240,7 +271,14 @@ pub fn run_live<O: Output>(
     Ok(channels
         .iter()
         .zip(live)
-        .map(|(c, l)| (c.config.name.clone(), l.finish(end_ns, out)))
+        .map(|(c, l)| {
+            let (channel, latency) = l.finish(end_ns, out);
+            Finished {
+                name: c.config.name.clone(),
+                channel,
+                latency: Some(latency),
+            }
+        })
         .collect())
 }
 
@@ -298,7 +336,7 @@ pub fn status_line(name: &str, ch: &Channel, msgs_per_s: f64) -> String {
 /// Prints and writes every counter; `bus`: records published and refused.
 fn report(
     feed: &FeedConfig,
-    finals: &[(String, Channel)],
+    finals: &[Finished],
     json: Option<&PathBuf>,
     bus: Option<(u64, u64)>,
 ) -> Result<()> {
@@ -311,7 +349,12 @@ fn report(
         doc.insert("bus_published".into(), published.into());
         doc.insert("bus_errors".into(), errors.into());
     }
-    for (name, ch) in finals {
+    for Finished {
+        name,
+        channel: ch,
+        latency,
+    } in finals
+    {
         let s = ch.stats();
         let mut obj = serde_json::Map::new();
         let mut line = String::new();
@@ -335,6 +378,12 @@ fn report(
             "{}/{name}: instruments={known} not_live={waiting}{line}",
             feed.feed
         );
+        if let Some(w) = latency {
+            for (k, v) in w.fields() {
+                obj.insert(k, v.into());
+            }
+            eprintln!("{}/{name}: {}", feed.feed, w.summary());
+        }
         doc.insert(name.clone(), obj.into());
     }
     if let Some(path) = json {
