@@ -29,7 +29,8 @@ Books
     levels a side (exact decimal128 prices, sizes, orders). ``read_trades(config)`` gives the
     trades the handler hands on the same way (price, size, aggressor). The schema's metadata
     holds each channel's counters. Instruments named by symbol (MOEX ASTS) get the id
-    ``symbol_security(symbol, session)``.
+    ``symbol_security(symbol, session)``. ``iter_books`` and ``iter_trades`` give the same
+    rows a ``pyarrow.RecordBatch`` at a time, in bounded memory, for long captures.
 
 Framings are those of the ``fastfeed`` command line: ``"raw"`` (one stream of messages, as
 the MOEX captures), ``"len32le"`` (a 4-byte little-endian length before each packet),
@@ -47,8 +48,11 @@ from ._native import (
     MessageIter,
     TableError,
     TemplateError,
+    BatchIter,
     Templates,
     read_batches,
+    iter_books,
+    iter_trades,
     read_books,
     read_table,
     read_tables,
@@ -65,8 +69,11 @@ __all__ = [
     "MessageIter",
     "TableError",
     "TemplateError",
+    "BatchIter",
     "Templates",
     "read_batches",
+    "iter_books",
+    "iter_trades",
     "read_books",
     "read_table",
     "read_tables",

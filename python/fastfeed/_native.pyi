@@ -182,6 +182,44 @@ def read_trades(
     Trades of an instrument before its first snapshot are not handed on. ``securities``
     keeps those instruments' rows; the schema's metadata holds each channel's counters."""
 
+class BatchIter:
+    """The rows of ``read_books`` or ``read_trades`` a ``pyarrow.RecordBatch`` at a time
+    (``iter_books``, ``iter_trades``). The replay runs on a thread of its own, at most a
+    batch ahead; dropping the iterator stops it. ``pyarrow.RecordBatchReader.from_batches(
+    it.schema, it)`` makes it a stream for pyarrow's writers and datasets."""
+    def __iter__(self) -> "BatchIter": ...
+    def __next__(self) -> pyarrow.RecordBatch: ...
+    @property
+    def schema(self) -> pyarrow.Schema:
+        """The schema of every batch (prices with the scale given, or the first batch's)."""
+    @property
+    def counters(self) -> Optional[Dict[str, Dict[str, int]]]:
+        """Each channel's counters by channel name, once the last batch has been taken
+        (None before): what ``read_books`` puts in its schema's metadata."""
+
+def iter_books(
+    config: PathLike,
+    *,
+    depth: int = 5,
+    securities: Optional[Sequence[int]] = None,
+    batch_rows: int = 65536,
+    price_scale: Optional[int] = None,
+) -> BatchIter:
+    """``read_books``' rows in batches of ``batch_rows``, in bounded memory however long the
+    captures. Every batch has one schema: its prices have ``price_scale`` fraction digits
+    (0..=18), or as many as the first batch needs (a session starts with a snapshot of every
+    instrument); a later price with more digits raises ValueError naming the scale to give.
+    A configuration or capture that cannot be read raises ValueError at the call."""
+
+def iter_trades(
+    config: PathLike,
+    *,
+    securities: Optional[Sequence[int]] = None,
+    batch_rows: int = 65536,
+    price_scale: Optional[int] = None,
+) -> BatchIter:
+    """``read_trades``' rows in batches of ``batch_rows``, as ``iter_books`` gives books."""
+
 def symbol_security(symbol: str, session: Optional[str] = None) -> int:
     """The security id fastfeed gives an instrument its venue names by Symbol and, where
     sent, TradingSessionID (MOEX ASTS): what ``read_books``/``read_trades`` put in

@@ -15,6 +15,18 @@ MOEX = ROOT / "configs" / "moex-forts.toml"
 SECURITY = 49630790
 
 
+def cme_feed(cli, tmp_path, messages):
+    """The simulator's CME-style feed (lines A, B and snapshot in one pcap) and its
+    configuration: (pcap, config, templates)."""
+    pcap, cfg = tmp_path / "cme.pcap", tmp_path / "cme.toml"
+    assert cli("generate", "cme", "-n", str(messages), "-o", pcap).returncode == 0
+    templates = ROOT / "crates" / "sim" / "templates" / "cme.xml"
+    cfg.write_text((ROOT / "configs" / "cme.toml").read_text()
+                   .replace('"../crates/sim/templates/cme.xml"', json.dumps(str(templates)))
+                   .replace('"cme/sample.pcap"', json.dumps(str(pcap))))
+    return pcap, cfg, templates
+
+
 def test_book_changes_match_the_handler_row_for_row(cli):
     t = fastfeed.read_books(MOEX, depth=5)
     assert t.schema.field("time").type == pa.timestamp("ns", tz="UTC")
@@ -67,14 +79,7 @@ def test_bad_arguments_are_errors(tmp_path):
 
 
 def test_trades_are_those_of_the_decoded_feed(cli, tmp_path):
-    # The simulator's CME-style feed: lines A, B and snapshot in one pcap.
-    pcap = tmp_path / "cme.pcap"
-    assert cli("generate", "cme", "-n", "3000", "-o", pcap).returncode == 0
-    templates = ROOT / "crates" / "sim" / "templates" / "cme.xml"
-    cfg = tmp_path / "cme.toml"
-    cfg.write_text((ROOT / "configs" / "cme.toml").read_text()
-                   .replace('"../crates/sim/templates/cme.xml"', json.dumps(str(templates)))
-                   .replace('"cme/sample.pcap"', json.dumps(str(pcap))))
+    pcap, cfg, templates = cme_feed(cli, tmp_path, 3000)
     t = fastfeed.read_trades(cfg)
     assert t.column_names == ["time", "channel", "security", "rpt_seq", "msg_seq_num",
                               "price", "size", "aggressor"]
@@ -139,12 +144,7 @@ def test_the_books_command_writes_the_same_tables(cli, tmp_path):
 
 def test_the_books_command_keeps_prices_exact_or_says_which_scale(cli, tmp_path):
     import pyarrow.parquet as pq
-    pcap, cfg = tmp_path / "cme.pcap", tmp_path / "cme.toml"
-    assert cli("generate", "cme", "-n", "2000", "-o", pcap).returncode == 0
-    templates = ROOT / "crates" / "sim" / "templates" / "cme.xml"
-    cfg.write_text((ROOT / "configs" / "cme.toml").read_text()
-                   .replace('"../crates/sim/templates/cme.xml"', json.dumps(str(templates)))
-                   .replace('"cme/sample.pcap"', json.dumps(str(pcap))))
+    _, cfg, _ = cme_feed(cli, tmp_path, 2000)
     # The feed's prices have two fraction digits: a scale of one cannot hold them.
     out = cli("books", cfg, "-o", tmp_path / "t1.parquet", "--trades", "--price-scale", "1")
     assert out.returncode != 0 and b"give a price scale of 2" in out.stderr, out.stderr
@@ -156,3 +156,42 @@ def test_the_books_command_keeps_prices_exact_or_says_which_scale(cli, tmp_path)
     want = fastfeed.read_trades(cfg)
     assert want.schema.field("price").type == pa.decimal128(38, 2)
     assert t["price"].to_pylist() == want["price"].to_pylist()
+
+
+def test_batches_of_books_are_the_table_in_pieces():
+    whole = fastfeed.read_books(MOEX, depth=3)
+    it = fastfeed.iter_books(MOEX, depth=3, batch_rows=1000)
+    assert it.counters is None
+    batches = list(it)
+    assert [b.num_rows for b in batches[:-1]] == [1000] * (len(batches) - 1)
+    assert len(batches) == 13 and batches[-1].num_rows == 12_461 - 12_000
+    assert all(b.schema == it.schema for b in batches)
+    got = pa.Table.from_batches(batches, it.schema)
+    assert got.equals(whole.replace_schema_metadata(None))
+    # The counters, once the last batch is taken, are the table's metadata's.
+    want = json.loads(whole.schema.metadata[b"fastfeed.counters.FUT-BOOK-5"])
+    assert it.counters == {"FUT-BOOK-5": want}
+    # pyarrow takes the iterator as a stream, e.g. for a Parquet file or a dataset.
+    it = fastfeed.iter_trades(MOEX, securities=[SECURITY])
+    reader = pa.RecordBatchReader.from_batches(it.schema, it)
+    assert reader.read_all().num_rows == fastfeed.read_trades(MOEX, securities=[SECURITY]).num_rows
+
+
+def test_batches_stop_when_dropped_and_say_what_is_wrong(cli, tmp_path):
+    with pytest.raises(ValueError, match="missing.toml"):
+        fastfeed.iter_books(tmp_path / "missing.toml")
+    for bad in [dict(batch_rows=0), dict(price_scale=19), dict(depth=65)]:
+        with pytest.raises(ValueError):
+            fastfeed.iter_books(MOEX, **bad)
+    # Dropped after one batch: the replay thread stops, and a new one runs whole.
+    it = fastfeed.iter_books(MOEX, batch_rows=10)
+    assert next(it).num_rows == 10
+    del it
+    assert sum(b.num_rows for b in fastfeed.iter_books(MOEX, batch_rows=5000)) == 12_461
+    # A price scale too small for a later batch's prices: raised when that batch comes.
+    _, cfg, _ = cme_feed(cli, tmp_path, 2000)
+    with pytest.raises(ValueError, match="give a price scale of 2"):
+        list(fastfeed.iter_trades(cfg, price_scale=1))
+    t = pa.Table.from_batches(list(fastfeed.iter_trades(cfg, price_scale=4, batch_rows=50)))
+    assert t.schema.field("price").type == pa.decimal128(38, 4)
+    assert t["price"].to_pylist() == fastfeed.read_trades(cfg)["price"].to_pylist()

@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use arrow_array::RecordBatch;
 use arrow_pyarrow::PyArrowType;
-use fastfeed_book_table::{replay, BookRows, Gather, TradeRows};
+use fastfeed_book_table::{replay, BookRows, Gather, Replayed, TradeRows};
 use fastfeed_feed::FeedConfig;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -27,12 +27,7 @@ fn replay_config<G: Gather>(
     let done = py
         .detach(|| replay(&channels, gather))
         .map_err(|e| PyValueError::new_err(chain(&e)))?;
-    for d in done.damage {
-        crate::warn(
-            py,
-            &format!("fastfeed: stopped early, the rest unread: {d}"),
-        )?;
-    }
+    warn_damage(py, &done)?;
     Ok(done
         .channels
         .into_iter()
@@ -45,6 +40,17 @@ fn replay_config<G: Gather>(
             (name, serde_json::Value::Object(fields).to_string())
         })
         .collect())
+}
+
+/// Damage met by a replay, each as a RuntimeWarning.
+pub(crate) fn warn_damage(py: Python<'_>, done: &Replayed) -> PyResult<()> {
+    for d in &done.damage {
+        crate::warn(
+            py,
+            &format!("fastfeed: stopped early, the rest unread: {d}"),
+        )?;
+    }
+    Ok(())
 }
 
 /// `batch` as a pyarrow.Table, each channel's counters in its schema's metadata.
@@ -129,7 +135,7 @@ pub fn symbol_security(symbol: &str, session: Option<&str>) -> u64 {
 }
 
 /// An error and its causes, as one line.
-fn chain(e: &dyn std::error::Error) -> String {
+pub(crate) fn chain(e: &dyn std::error::Error) -> String {
     let mut s = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {

@@ -16,6 +16,7 @@ use pyo3::types::{PyBytes, PyList};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+mod batches;
 mod books;
 mod convert;
 mod errors;
@@ -239,6 +240,9 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(books::read_books, m)?)?;
     m.add_function(wrap_pyfunction!(books::read_trades, m)?)?;
     m.add_function(wrap_pyfunction!(books::symbol_security, m)?)?;
+    m.add_function(wrap_pyfunction!(batches::iter_books, m)?)?;
+    m.add_function(wrap_pyfunction!(batches::iter_trades, m)?)?;
+    m.add_class::<batches::BatchIter>()?;
     m.add("FastError", py.get_type::<errors::FastError>())?;
     m.add("TemplateError", py.get_type::<errors::TemplateError>())?;
     m.add("DecodeError", py.get_type::<errors::DecodeError>())?;
