@@ -6,7 +6,7 @@
 use std::io;
 
 use fastfeed_feed::LineConfig;
-use fastfeed_net::{realtime_ns, McastReceiver, NetError, StampedRecv};
+use fastfeed_net::{realtime_ns, McastReceiver, NetError, StampedRecv, BATCH};
 
 use crate::channel::Channel;
 use crate::latency::WireLatency;
@@ -14,7 +14,8 @@ use crate::output::Output;
 use crate::settings::LineId;
 use crate::setup::ChannelSetup;
 
-/// Most datagrams read from one socket per poll, so no line starves the others.
+/// Most datagrams read from one socket per poll, so no line starves the others (in batches
+/// of up to [`BATCH`] a system call).
 const BURST: usize = 64;
 
 /// A channel on live multicast lines.
@@ -24,7 +25,7 @@ pub struct LiveChannel {
     lines: Vec<(LineId, McastReceiver)>,
     snapshot: Option<LineConfig>,
     snapshot_rx: Option<McastReceiver>,
-    buf: Vec<u8>,
+    /// The datagrams of the last batch read, with their kernel timestamps.
     recv: StampedRecv,
     /// Each datagram's time from the kernel to the books.
     pub latency: WireLatency,
@@ -59,7 +60,6 @@ impl LiveChannel {
             lines,
             snapshot: setup.config.snapshot.clone(),
             snapshot_rx: None,
-            buf: vec![0; 65_536],
             recv: StampedRecv::new(),
             latency: WireLatency::default(),
         };
@@ -116,50 +116,63 @@ impl LiveChannel {
     pub fn poll<O: Output>(&mut self, now_ns: u64, out: &mut O) -> Result<usize, NetError> {
         let mut n = 0;
         for k in 0..self.lines.len() {
-            for _ in 0..BURST {
-                let (id, rx) = &self.lines[k];
-                let id = *id;
-                match self.recv.recv(rx, &mut self.buf) {
-                    Ok((len, stamp)) => {
-                        n += 1;
-                        let read = realtime_ns();
-                        self.channel.on_packet(id, &self.buf[..len], now_ns, out);
-                        self.latency.record(stamp, read, realtime_ns());
-                    }
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(error) => {
-                        return Err(NetError::Io {
-                            context: format!("receiving line {}", id.name()),
-                            error,
-                        })
-                    }
+            let id = self.lines[k].0;
+            let mut left = BURST;
+            while left > 0 {
+                let got = self.batch(id, left, now_ns, out)?;
+                n += got;
+                left -= got;
+                // Fewer than asked: the socket is empty.
+                if got < BATCH.min(left + got) {
+                    break;
                 }
             }
         }
+        // One at a time, so that reading stops once the channel has its snapshots.
         for _ in 0..BURST {
-            let Some(rx) = &self.snapshot_rx else { break };
-            match self.recv.recv(rx, &mut self.buf) {
-                Ok((len, stamp)) => {
-                    n += 1;
-                    let read = realtime_ns();
-                    self.channel
-                        .on_packet(LineId::Snapshot, &self.buf[..len], now_ns, out);
-                    self.latency.record(stamp, read, realtime_ns());
-                    if !self.channel.wants_snapshots() {
-                        break;
-                    }
-                }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(error) => {
-                    return Err(NetError::Io {
-                        context: "receiving the snapshot line".into(),
-                        error,
-                    })
-                }
+            if self.snapshot_rx.is_none() || self.batch(LineId::Snapshot, 1, now_ns, out)? == 0 {
+                break;
+            }
+            n += 1;
+            if !self.channel.wants_snapshots() {
+                break;
             }
         }
         self.channel.on_tick(now_ns, out);
         self.follow_snapshot_wish()?;
         Ok(n)
+    }
+
+    /// What line `id`'s socket holds, `most` datagrams at most and in one system call, into
+    /// the channel, each timed from the kernel's stamp; 0 when the socket is empty.
+    fn batch<O: Output>(
+        &mut self,
+        id: LineId,
+        most: usize,
+        now_ns: u64,
+        out: &mut O,
+    ) -> Result<usize, NetError> {
+        let rx = match id {
+            LineId::Snapshot => self.snapshot_rx.as_ref(),
+            _ => self.lines.iter().find(|(l, _)| *l == id).map(|(_, rx)| rx),
+        };
+        let Some(rx) = rx else { return Ok(0) };
+        let got = match self.recv.recv_batch(rx, most) {
+            Ok(got) => got,
+            Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(0),
+            Err(error) => {
+                return Err(NetError::Io {
+                    context: format!("receiving line {}", id.name()),
+                    error,
+                })
+            }
+        };
+        let read = realtime_ns();
+        for i in 0..got {
+            let (bytes, stamp) = self.recv.datagram(i);
+            self.channel.on_packet(id, bytes, now_ns, out);
+            self.latency.record(stamp, read, realtime_ns());
+        }
+        Ok(got)
     }
 }

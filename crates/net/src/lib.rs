@@ -12,7 +12,7 @@ pub use mcast::{
     loopback_multicast_works, overflow_hint, McastReceiver, McastSender, LOOPBACK_HINT,
     RECV_BUFFER_REQUEST,
 };
-pub use stamp::{realtime_ns, StampedRecv};
+pub use stamp::{realtime_ns, StampedRecv, BATCH};
 
 /// The largest UDP payload one IPv4 datagram carries: 65,535 bytes less the 20-byte IP and
 /// 8-byte UDP headers.

@@ -6,10 +6,15 @@
 use std::io::{self, IoSliceMut};
 use std::os::fd::AsRawFd;
 
-use nix::sys::socket::{recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags};
+use nix::sys::socket::{
+    recvmmsg, recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, MultiHeaders, RecvMsg,
+};
 use nix::sys::time::TimeSpec;
 
-use crate::McastReceiver;
+use crate::{McastReceiver, MAX_DATAGRAM};
+
+/// Datagrams [`StampedRecv::recv_batch`] takes in one call at most.
+pub const BATCH: usize = 16;
 
 /// Now on CLOCK_REALTIME, in nanoseconds since the epoch: the clock of the kernel's receive
 /// timestamps.
@@ -20,10 +25,15 @@ pub fn realtime_ns() -> u64 {
         .saturating_add(t.tv_nsec as u64)
 }
 
-/// Receives datagrams with the kernel's timestamp of each; holds the control-message buffer
-/// so that receiving allocates nothing.
+/// Receives datagrams with the kernel's timestamp of each, one at a time (`recvmsg`) or
+/// several in one call (`recvmmsg`: a burst costs one system call, not one a datagram);
+/// holds the buffers, so that receiving allocates nothing.
 pub struct StampedRecv {
     cmsg: Vec<u8>,
+    headers: MultiHeaders<()>,
+    bufs: [Vec<u8>; BATCH],
+    /// The last batch: each datagram's length and stamp.
+    got: Vec<(usize, Option<u64>)>,
 }
 
 impl Default for StampedRecv {
@@ -32,10 +42,28 @@ impl Default for StampedRecv {
     }
 }
 
+/// The kernel's timestamp among a datagram's control messages, ns on CLOCK_REALTIME.
+fn stamp_of(msg: &RecvMsg<'_, '_, ()>) -> Option<u64> {
+    msg.cmsgs().ok()?.find_map(|m| match m {
+        ControlMessageOwned::ScmTimestampns(t) => {
+            let ns = (t.tv_sec() as u64)
+                .saturating_mul(1_000_000_000)
+                .saturating_add(t.tv_nsec() as u64);
+            // A timestamp of zero is the kernel saying it took none.
+            (ns > 0).then_some(ns)
+        }
+        _ => None,
+    })
+}
+
 impl StampedRecv {
+    /// Batches of up to [`BATCH`] datagrams, each up to the largest datagram.
     pub fn new() -> StampedRecv {
         StampedRecv {
             cmsg: nix::cmsg_space!(TimeSpec),
+            headers: MultiHeaders::preallocate(BATCH, Some(nix::cmsg_space!(TimeSpec))),
+            bufs: std::array::from_fn(|_| vec![0; MAX_DATAGRAM]),
+            got: Vec::with_capacity(BATCH),
         }
     }
 
@@ -51,19 +79,33 @@ impl StampedRecv {
             MsgFlags::empty(),
         )
         .map_err(io::Error::from)?;
-        let stamp = msg.cmsgs().ok().and_then(|mut c| {
-            c.find_map(|m| match m {
-                ControlMessageOwned::ScmTimestampns(t) => {
-                    let ns = (t.tv_sec() as u64)
-                        .saturating_mul(1_000_000_000)
-                        .saturating_add(t.tv_nsec() as u64);
-                    // A timestamp of zero is the kernel saying it took none.
-                    (ns > 0).then_some(ns)
-                }
-                _ => None,
-            })
-        });
-        Ok((msg.bytes, stamp))
+        Ok((msg.bytes, stamp_of(&msg)))
+    }
+
+    /// Receives what the socket holds, up to `most` datagrams and the batch size, in one call
+    /// that does not wait (`MSG_DONTWAIT`): how many came (`WouldBlock` when none), each then
+    /// at [`datagram`](Self::datagram).
+    pub fn recv_batch(&mut self, rx: &McastReceiver, most: usize) -> io::Result<usize> {
+        let n = most.clamp(1, BATCH);
+        // On the stack: a call allocates nothing.
+        let mut iovs = self.bufs.each_mut().map(|b| [IoSliceMut::new(b)]);
+        let got = recvmmsg(
+            rx.socket().as_raw_fd(),
+            &mut self.headers,
+            iovs[..n].iter_mut(),
+            MsgFlags::MSG_DONTWAIT,
+            None,
+        )
+        .map_err(io::Error::from)?;
+        self.got.clear();
+        self.got.extend(got.map(|m| (m.bytes, stamp_of(&m))));
+        Ok(self.got.len())
+    }
+
+    /// Datagram `i` of the last batch and its kernel timestamp.
+    pub fn datagram(&self, i: usize) -> (&[u8], Option<u64>) {
+        let (len, stamp) = self.got[i];
+        (&self.bufs[i][..len], stamp)
     }
 }
 

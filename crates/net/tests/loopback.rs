@@ -3,7 +3,7 @@
 
 use fastfeed_net::{
     loopback_multicast_works, realtime_ns, FaultConfig, FaultInjector, McastReceiver, McastSender,
-    StampedRecv, LOOPBACK_HINT,
+    StampedRecv, BATCH, LOOPBACK_HINT,
 };
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::time::{Duration, Instant};
@@ -246,4 +246,36 @@ fn the_kernel_stamps_each_arrival() {
     stamped.set_nonblocking(true).unwrap();
     let e = recv.recv(&stamped, &mut buf).unwrap_err();
     assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+    // In batches: a burst of 40 comes in calls of BATCH, each datagram with its stamp, in
+    // order; `most` caps a call; an empty socket says WouldBlock without waiting.
+    let before = realtime_ns();
+    for i in 100..140u32 {
+        tx.send(&i.to_be_bytes()).unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(20));
+    let (mut got, mut sizes, mut last) = (Vec::new(), Vec::new(), before);
+    loop {
+        let most = if sizes.is_empty() { 5 } else { usize::MAX };
+        match recv.recv_batch(&stamped, most) {
+            Ok(n) => {
+                sizes.push(n);
+                for k in 0..n {
+                    let (d, at) = recv.datagram(k);
+                    let at = at.expect("stamped");
+                    assert!(at >= last && at <= realtime_ns());
+                    last = at;
+                    got.push(u32::from_be_bytes(d.try_into().unwrap()));
+                }
+            }
+            Err(e) => {
+                assert_eq!(e.kind(), std::io::ErrorKind::WouldBlock);
+                break;
+            }
+        }
+    }
+    assert_eq!(sizes, [5, BATCH, BATCH, 35 - 2 * BATCH]);
+    assert_eq!(got, (100..140).collect::<Vec<_>>());
+    // The plain socket, never set non-blocking, is not waited on either.
+    plain.set_read_timeout(None).unwrap();
+    assert_eq!(recv.recv_batch(&plain, 64).unwrap(), BATCH);
 }
