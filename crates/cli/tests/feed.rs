@@ -764,6 +764,8 @@ fn ctrl_c_ends_the_live_handler_with_its_report() {
             "--report-json",
             &path_arg(&report),
         ])
+        // Spinning a while after each datagram, then waiting in poll(2).
+        .args(["--spin-us", "300"])
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()

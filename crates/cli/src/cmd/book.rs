@@ -195,7 +195,13 @@ pub fn run(a: BookArgs) -> Result<ExitCode> {
     if a.captures {
         run_captures(&channels, &mut p, false)?;
     } else {
-        run_live(&channels, &mut p, a.idle_exit_ms, false, false)?;
+        run_live(
+            &channels,
+            &mut p,
+            a.idle_exit_ms,
+            false,
+            std::time::Duration::ZERO,
+        )?;
     }
     if let Some(t) = p.last.take() {
         write!(p.out, "{t}")?;

@@ -61,6 +61,11 @@ pub struct HandleArgs {
     /// in poll(2) for the next datagram: the lowest latency.
     #[arg(long)]
     pub spin: bool,
+    /// Live: after each datagram, read without blocking for this many microseconds before
+    /// waiting in poll(2) again: the next packets of a burst are taken without a wake-up,
+    /// and a quiet feed costs no core.
+    #[arg(long, value_name = "US", conflicts_with = "spin")]
+    pub spin_us: Option<u64>,
 }
 
 /// A channel at the end of its input.
@@ -134,7 +139,11 @@ fn run_all<O: Output>(
     if a.captures {
         run_captures(channels, out, !a.quiet)
     } else {
-        run_live(channels, out, a.idle_exit_ms, !a.quiet, a.spin)
+        let spin_for = match (a.spin, a.spin_us) {
+            (true, _) => Duration::MAX,
+            (false, us) => Duration::from_micros(us.unwrap_or(0)),
+        };
+        run_live(channels, out, a.idle_exit_ms, !a.quiet, spin_for)
     }
 }
 
@@ -192,7 +201,7 @@ pub fn run_live<O: Output>(
     out: &mut O,
     idle_exit_ms: u64,
     status: bool,
-    spin: bool,
+    spin_for: Duration,
 ) -> Result<Vec<Finished>> {
     let mut live: Vec<LiveChannel> = channels
         .iter()
@@ -219,7 +228,8 @@ pub fn run_live<O: Output>(
         let now = Instant::now();
         if n > 0 {
             last_packet = Some(now);
-        } else if spin {
+        } else if spin_for == Duration::MAX || last_packet.is_some_and(|t| now - t < spin_for) {
+            // Spinning: for good (`--spin`), or for `--spin-us` after the last datagram.
             std::hint::spin_loop();
         } else {
             // Woken by the next datagram on any line; at least every millisecond for the
