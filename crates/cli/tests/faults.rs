@@ -137,6 +137,10 @@ fn injected_faults_are_counted_exactly() {
     assert_eq!(num(p, "rejected"), corrupted, "{p}");
     assert_eq!(num(p, "gap_packets"), dropped + reordered, "{p}");
     assert_eq!(num(p, "missing"), dropped, "{p}");
+    // Every packet read was timed from the kernel's timestamp, torn or not.
+    let in_socket = &publisher["stages_us"]["in_socket"];
+    assert_eq!(num(in_socket, "count"), num(p, "received"), "{in_socket}");
+    assert!(in_socket["p50"].as_f64().unwrap() > 0.0, "{in_socket}");
 
     let fated = || packets.iter().zip(&fates);
     let lost = ranges(fated().filter(|(_, f)| f.dropped).map(|(p, _)| p.seq));

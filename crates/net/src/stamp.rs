@@ -57,12 +57,14 @@ fn stamp_of(msg: &RecvMsg<'_, '_, ()>) -> Option<u64> {
 }
 
 impl StampedRecv {
-    /// Batches of up to [`BATCH`] datagrams, each up to the largest datagram.
+    /// Batches of up to [`BATCH`] datagrams, each up to the largest datagram (the buffers
+    /// made at the first batch).
     pub fn new() -> StampedRecv {
         StampedRecv {
             cmsg: nix::cmsg_space!(TimeSpec),
             headers: MultiHeaders::preallocate(BATCH, Some(nix::cmsg_space!(TimeSpec))),
-            bufs: std::array::from_fn(|_| vec![0; MAX_DATAGRAM]),
+            // Sized at the first batch: a reader of one datagram at a time needs none.
+            bufs: std::array::from_fn(|_| Vec::new()),
             got: Vec::with_capacity(BATCH),
         }
     }
@@ -87,6 +89,11 @@ impl StampedRecv {
     /// at [`datagram`](Self::datagram).
     pub fn recv_batch(&mut self, rx: &McastReceiver, most: usize) -> io::Result<usize> {
         let n = most.clamp(1, BATCH);
+        if self.bufs[0].is_empty() {
+            for b in &mut self.bufs {
+                b.resize(MAX_DATAGRAM, 0);
+            }
+        }
         // On the stack: a call allocates nothing.
         let mut iovs = self.bufs.each_mut().map(|b| [IoSliceMut::new(b)]);
         let got = recvmmsg(

@@ -30,6 +30,9 @@ pub struct DecodingPublisher<B: Bus> {
     /// The records of the packet being decoded, published once all of it decoded.
     pending: Vec<Record>,
     pub counters: PublisherCounters,
+    /// Each packet's wait in its socket, from the kernel's receive timestamp to its read:
+    /// recorded by the caller, which owns the socket.
+    pub in_socket: Stage,
     pub decode: Stage,
     pub publish: Stage,
     pub round_trip: Stage,
@@ -114,6 +117,7 @@ impl<B: Bus> DecodingPublisher<B> {
             records: Vec::with_capacity(64),
             pending: Vec::with_capacity(256),
             counters: PublisherCounters::default(),
+            in_socket: Stage::new("in socket /packet"),
             decode: Stage::new(decode_name),
             publish: Stage::new("publish /record"),
             round_trip: Stage::new("round trip /record"),

@@ -10,7 +10,7 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use fastfeed_bus::Bus;
 use fastfeed_bus_shm::ShmBus;
-use fastfeed_net::McastReceiver;
+use fastfeed_net::{realtime_ns, McastReceiver, StampedRecv};
 use fastfeed_packet::PacketReader;
 use fastfeed_publish::{DecodingPublisher, Group, PacketHeader, PublisherOptions, HEARTBEAT};
 
@@ -233,7 +233,7 @@ fn run_on<B: Bus>(bus: &B, a: &PublishArgs) -> Result<ExitCode> {
         }
         super::report::write(path, &json)?;
     }
-    write_stages(a, &[&p.decode, &p.publish, &p.round_trip])?;
+    write_stages(a, &[&p.in_socket, &p.decode, &p.publish, &p.round_trip])?;
     Ok(if interrupted {
         signals::exit_code()
     } else if p.counters.done {
@@ -355,6 +355,9 @@ impl SocketReport {
 fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<SocketReport> {
     let rx = McastReceiver::join(a.group, a.source, a.interface)
         .with_context(|| format!("joining {}", a.group))?;
+    // Each packet's wait in the socket, from the kernel's timestamp (none where refused).
+    let stamped = rx.stamp_arrivals().is_ok();
+    let mut recv = StampedRecv::new();
     let block = a.idle_wait == IdleWait::Block;
     if block {
         rx.set_read_timeout(Some(Duration::from_millis(1)))?;
@@ -370,9 +373,16 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<Sock
         if signals::stopped() {
             return Ok(SocketReport::of(&rx));
         }
-        match rx.recv(&mut buf) {
-            Ok(n) => {
+        let got = match stamped {
+            true => recv.recv(&rx, &mut buf),
+            false => rx.recv(&mut buf).map(|n| (n, None)),
+        };
+        match got {
+            Ok((n, stamp)) => {
                 last = Instant::now();
+                if let Some(at) = stamp {
+                    p.in_socket.record(realtime_ns().saturating_sub(at));
+                }
                 p.on_packet(&buf[..n])?;
                 if block {
                     p.await_echoes(ECHO_QUIET)?;
@@ -531,7 +541,11 @@ pub(super) fn report<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> Str
         );
     }
     let _ = writeln!(out, "times in microseconds:");
-    let mut stages = vec![&p.decode];
+    let mut stages = vec![];
+    if p.in_socket.count() > 0 {
+        stages.push(&p.in_socket);
+    }
+    stages.push(&p.decode);
     if c.records > 0 {
         stages.push(&p.publish);
     }

@@ -51,6 +51,7 @@ pub fn publisher<B: Bus>(p: &DecodingPublisher<B>, elapsed: Duration) -> Value {
         "first_to_last_packet_ms": elapsed.as_secs_f64() * 1e3,
         "control_send_max_ms": p.control_send_max.as_secs_f64() * 1e3,
         "stages_us": {
+            "in_socket": stage(&p.in_socket),
             "decode": stage(&p.decode),
             "publish": stage(&p.publish),
             "round_trip": stage(&p.round_trip),
