@@ -123,6 +123,13 @@ fn two_threads_take_the_channels_and_account_for_every_loss() {
     let mut got: BTreeMap<u16, Vec<u64>> = BTreeMap::new();
     for t in threads {
         assert_eq!(num(&t["packets"], "foreign"), 0, "{t}");
+        // Each thread timed every packet it read from the kernel's timestamp.
+        let in_socket = &t["stages_us"]["in_socket"];
+        assert_eq!(
+            num(in_socket, "count"),
+            num(&t["packets"], "received"),
+            "{t}"
+        );
         assert_eq!(num(&t["packets"], "rejected"), 0, "{t}");
         for r in t["missing_ranges"].as_array().unwrap() {
             let (c, a, b) = (

@@ -2,6 +2,7 @@
 //! decoding thread takes, each on its own group, as OPRA and other many-line feeds publish.
 
 use crate::mcast::McastReceiver;
+use crate::stamp::StampedRecv;
 use crate::{io_err, NetError};
 use rustix::event::{poll, PollFd, PollFlags, Timespec};
 use std::io;
@@ -26,11 +27,13 @@ pub struct Lines {
     receivers: Vec<McastReceiver>,
     /// Where the next sweep starts, so a busy line does not starve the others.
     next: usize,
+    recv: StampedRecv,
 }
 
 impl Lines {
     /// Joins every group on `interface` (from `source` only, when given: see
-    /// [`McastReceiver::join`]), each socket non-blocking.
+    /// [`McastReceiver::join`]), each socket non-blocking and with the kernel's receive
+    /// timestamps on where it allows them.
     pub fn join(
         groups: &[SocketAddrV4],
         source: Option<Ipv4Addr>,
@@ -41,21 +44,36 @@ impl Lines {
             let rx = McastReceiver::join(g, source, interface)?;
             rx.set_nonblocking(true)
                 .map_err(io_err(format!("O_NONBLOCK {g}")))?;
+            // Without timestamps the lines still work; their datagrams come unstamped.
+            let _ = rx.stamp_arrivals();
             receivers.push(rx);
         }
-        Ok(Lines { receivers, next: 0 })
+        Ok(Lines {
+            receivers,
+            next: 0,
+            recv: StampedRecv::new(),
+        })
     }
 
     /// One datagram from the first line, in turn, that has one queued: (line index, length).
     /// `None` when no line has one.
     pub fn try_recv(&mut self, buf: &mut [u8]) -> io::Result<Option<(usize, usize)>> {
+        Ok(self.try_recv_stamped(buf)?.map(|(i, len, _)| (i, len)))
+    }
+
+    /// As [`try_recv`](Self::try_recv), with the kernel's receive timestamp of the datagram
+    /// (ns on CLOCK_REALTIME; see [`StampedRecv`]).
+    pub fn try_recv_stamped(
+        &mut self,
+        buf: &mut [u8],
+    ) -> io::Result<Option<(usize, usize, Option<u64>)>> {
         let n = self.receivers.len();
         for k in 0..n {
             let i = (self.next + k) % n;
-            match self.receivers[i].recv(buf) {
-                Ok(len) => {
+            match self.recv.recv(&self.receivers[i], buf) {
+                Ok((len, stamp)) => {
                     self.next = (i + 1) % n;
-                    return Ok(Some((i, len)));
+                    return Ok(Some((i, len, stamp)));
                 }
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => return Ok(None),

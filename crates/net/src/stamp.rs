@@ -28,6 +28,7 @@ pub fn realtime_ns() -> u64 {
 /// Receives datagrams with the kernel's timestamp of each, one at a time (`recvmsg`) or
 /// several in one call (`recvmmsg`: a burst costs one system call, not one a datagram);
 /// holds the buffers, so that receiving allocates nothing.
+#[derive(Debug)]
 pub struct StampedRecv {
     cmsg: Vec<u8>,
     headers: MultiHeaders<()>,

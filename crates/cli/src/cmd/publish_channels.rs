@@ -16,7 +16,7 @@ use anyhow::{bail, Context, Result};
 use fastfeed_bus::Bus;
 use fastfeed_bus_shm::ShmBus;
 use fastfeed_bus_zenoh::ZenohBus;
-use fastfeed_net::{channel_group, Lines};
+use fastfeed_net::{channel_group, realtime_ns, Lines};
 use fastfeed_packet::len32le_packets;
 use fastfeed_publish::{DecodingPublisher, Group};
 use serde_json::{json, Value};
@@ -41,7 +41,7 @@ struct ThreadOutcome {
     text: String,
     json: Value,
     /// decode, publish and round trip.
-    stages: [fastfeed_stats::Stage; 3],
+    stages: [fastfeed_stats::Stage; 4],
 }
 
 /// What every thread shares, read-only.
@@ -264,7 +264,12 @@ fn serve<B: Bus>(
         kernel_drops,
         text: report(&p, elapsed),
         json: js,
-        stages: [p.decode.clone(), p.publish.clone(), p.round_trip.clone()],
+        stages: [
+            p.in_socket.clone(),
+            p.decode.clone(),
+            p.publish.clone(),
+            p.round_trip.clone(),
+        ],
     })
 }
 
@@ -307,9 +312,12 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, lines: &mut Lines, shared: &Sha
     let mut buf = vec![0u8; 65536];
     let mut last = Instant::now();
     while !stop(shared) {
-        match lines.try_recv(&mut buf).context("receiving")? {
-            Some((_, n)) => {
+        match lines.try_recv_stamped(&mut buf).context("receiving")? {
+            Some((_, n, stamp)) => {
                 last = Instant::now();
+                if let Some(at) = stamp {
+                    p.in_socket.record(realtime_ns().saturating_sub(at));
+                }
                 p.on_packet(&buf[..n])?;
                 if block {
                     p.await_echoes(ECHO_QUIET)?;
