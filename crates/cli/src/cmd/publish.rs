@@ -356,7 +356,7 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<Sock
     let rx = McastReceiver::join(a.group, a.source, a.interface)
         .with_context(|| format!("joining {}", a.group))?;
     // Each packet's wait in the socket, from the kernel's timestamp (none where refused).
-    let stamped = rx.stamp_arrivals().is_ok();
+    let _ = rx.stamp_arrivals();
     let mut recv = StampedRecv::new();
     let block = a.idle_wait == IdleWait::Block;
     if block {
@@ -373,11 +373,7 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<Sock
         if signals::stopped() {
             return Ok(SocketReport::of(&rx));
         }
-        let got = match stamped {
-            true => recv.recv(&rx, &mut buf),
-            false => rx.recv(&mut buf).map(|n| (n, None)),
-        };
-        match got {
+        match recv.recv(&rx, &mut buf) {
             Ok((n, stamp)) => {
                 last = Instant::now();
                 if let Some(at) = stamp {
