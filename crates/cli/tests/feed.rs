@@ -26,24 +26,35 @@ fn config(dir: &Path) -> PathBuf {
 /// [`config`] on groups `base` + 1..3 (tests that run at once each take their own), with
 /// the lines A, B and snapshot joined for these sources only.
 fn config_from(dir: &Path, base: u16, sources: [Option<&str>; 3]) -> PathBuf {
-    let line = |tag: u16, file: &str| {
-        let source = sources[tag as usize - 1]
-            .map(|s| format!(", source = \"{s}\""))
-            .unwrap_or_default();
-        format!(
-            "{{ group = \"{}\"{source}, capture = \"{}\", format = \"raw\" }}",
-            unique_group(base + tag),
-            corpus(file).display()
-        )
-    };
-    let text = format!(
-        "feed = \"moex{pid}\"\nprofile = \"moex-forts\"\ntemplates = \"{t}\"\n\n[[channel]]\nname = \"FUT-BOOK-5\"\ngap_timeout_ms = 20\na = {a}\nb = {b}\nsnapshot = {s}\n",
+    config_of(dir, &[("FUT-BOOK-5", base, sources)])
+}
+
+/// A MOEX configuration of these channels (name, base of its groups, sources), each on the
+/// whole capture.
+fn config_of(dir: &Path, channels: &[(&str, u16, [Option<&str>; 3])]) -> PathBuf {
+    let mut text = format!(
+        "feed = \"moex{pid}\"\nprofile = \"moex-forts\"\ntemplates = \"{t}\"\n",
         pid = std::process::id(),
         t = corpus("templates.xml").display(),
-        a = line(1, "increment_a.dat"),
-        b = line(2, "increment_b.dat"),
-        s = line(3, "snapshot.dat"),
     );
+    for (name, base, sources) in channels {
+        let line = |tag: u16, file: &str| {
+            let source = sources[tag as usize - 1]
+                .map(|s| format!(", source = \"{s}\""))
+                .unwrap_or_default();
+            format!(
+                "{{ group = \"{}\"{source}, capture = \"{}\", format = \"raw\" }}",
+                unique_group(base + tag),
+                corpus(file).display()
+            )
+        };
+        text.push_str(&format!(
+            "\n[[channel]]\nname = \"{name}\"\ngap_timeout_ms = 20\na = {a}\nb = {b}\nsnapshot = {s}\n",
+            a = line(1, "increment_a.dat"),
+            b = line(2, "increment_b.dat"),
+            s = line(3, "snapshot.dat"),
+        ));
+    }
     let path = dir.join("moex.toml");
     std::fs::write(&path, text).unwrap();
     path
@@ -195,6 +206,17 @@ fn handle_replayed(
     handle_args: &[&str],
     replay_args: &[&str],
 ) -> (serde_json::Value, String) {
+    let (r, stderr) = handle_replayed_all(dir, cfg, handle_args, replay_args);
+    (r["FUT-BOOK-5"].clone(), stderr)
+}
+
+/// [`handle_replayed`], the report of every channel.
+fn handle_replayed_all(
+    dir: &Path,
+    cfg: &Path,
+    handle_args: &[&str],
+    replay_args: &[&str],
+) -> (serde_json::Value, String) {
     let report = dir.join("handle.json");
     let mut args = strings(&["handle", &path_arg(cfg), "--idle-exit-ms", "1500", "-q"]);
     args.extend(strings(&["--report-json", &path_arg(&report)]));
@@ -211,7 +233,7 @@ fn handle_replayed(
     assert!(replay.status.success(), "{stderr}");
     let ended = wait_all(std::slice::from_mut(&mut handle), Duration::from_secs(60));
     assert!(ended[0].success);
-    (read_json(&report)["FUT-BOOK-5"].clone(), stderr)
+    (read_json(&report), stderr)
 }
 
 /// Every datagram the live handler read was timed from the kernel's receive timestamp to
@@ -799,5 +821,122 @@ fn ctrl_c_ends_the_live_handler_with_its_report() {
     let a = num(r, "packets_a");
     assert!(a > 100 && a < 8_101, "{r}");
     check_wire_latency(r);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// A channel's report without where it ran.
+fn counters(r: &serde_json::Value) -> serde_json::Value {
+    let mut r = r.clone();
+    let o = r.as_object_mut().unwrap();
+    o.remove("thread");
+    o.remove("cpu");
+    r
+}
+
+#[test]
+fn channels_on_threads_are_handled_as_on_one() {
+    // Three channels (each the whole MOEX capture) on two threads: channels 0 and 2 on
+    // thread 0, channel 1 on thread 1, each thread pinned and publishing on the
+    // shared-memory bus from a node of its own. Every counter of every channel, and the
+    // records published, are what one thread gives, and the report names where each ran.
+    let dir = scratch("feed-threads-captures");
+    let names = ["FUT-BOOK-5", "SECOND", "THIRD"];
+    // Never joined (captures): the three may name the same groups.
+    let cfg = config_of(
+        &dir,
+        &[
+            (names[0], 10, [None; 3]),
+            (names[1], 10, [None; 3]),
+            (names[2], 10, [None; 3]),
+        ],
+    );
+    let report = |threads: &[&str]| {
+        let json = dir.join(format!("handle{}.json", threads.len()));
+        let out = fastfeed()
+            .args([
+                "handle",
+                "--captures",
+                "-q",
+                "--report-json",
+                &path_arg(&json),
+            ])
+            .args([
+                "--bus",
+                "shm",
+                "--feed",
+                &format!("threads{}", std::process::id()),
+            ])
+            .args(threads)
+            .arg(&cfg)
+            .output()
+            .unwrap();
+        stdout_of_success(&out, "handle");
+        read_json(&json)
+    };
+    let one = report(&[]);
+    let two = report(&["--threads", "2"]);
+    let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for (c, name) in names.iter().enumerate() {
+        let (a, b) = (&one[name], &two[name]);
+        assert_eq!(num(a, "packets_a"), 8_101, "{a}");
+        assert!(a.get("thread").is_none(), "{a}");
+        assert_eq!(counters(a), counters(b), "{name}");
+        assert_eq!(num(b, "thread"), c as u64 % 2, "{b}");
+    }
+    assert!(num(&one, "bus_published") > 3 * 20_000, "{one}");
+    assert_eq!(num(&one, "bus_published"), num(&two, "bus_published"));
+    assert_eq!((num(&one, "bus_errors"), num(&two, "bus_errors")), (0, 0));
+    let cpu = |c: &str| num(&two[c], "cpu");
+    assert_eq!(cpu(names[0]), cpu(names[2]));
+    if cpus >= 2 {
+        assert_ne!(cpu(names[0]), cpu(names[1]));
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn live_channels_on_threads_each_take_their_own_lines() {
+    if !fastfeed_net::loopback_multicast_works() {
+        eprintln!("skipped: {}", fastfeed_net::LOOPBACK_HINT);
+        return;
+    }
+    // Two channels replayed live, each on a thread of its own, and a third that hears
+    // nothing (its line joined for another sender): its thread ends with the others once
+    // the whole feed has been quiet for --idle-exit-ms.
+    let dir = scratch("feed-threads-live");
+    // Groups 11 to 16 (16 wraps to 0): none of the other tests' 1 to 10.
+    let cfg = config_of(
+        &dir,
+        &[("FUT-BOOK-5", 10, [None; 3]), ("SECOND", 13, [None; 3])],
+    );
+    let empty = dir.join("empty.dat");
+    std::fs::write(&empty, b"").unwrap();
+    let mut text = std::fs::read_to_string(&cfg).unwrap();
+    text.push_str(&format!(
+        "\n[[channel]]\nname = \"QUIET\"\na = {{ group = \"{}\", source = \"127.0.0.2\", capture = \"{}\", format = \"raw\" }}\n",
+        unique_group(12),
+        empty.display()
+    ));
+    std::fs::write(&cfg, text).unwrap();
+    let args = ["--rate", "20000", "-q"];
+    let (r, _) = handle_replayed_all(&dir, &cfg, &["--threads", "3"], &args);
+    for (t, name) in ["FUT-BOOK-5", "SECOND"].into_iter().enumerate() {
+        let c = &r[name];
+        assert_eq!(
+            (num(c, "packets_a"), num(c, "packets_b")),
+            (8_101, 8_088),
+            "{c}"
+        );
+        assert_eq!((num(c, "rejected_a"), num(c, "rejected_b")), (0, 0), "{c}");
+        assert_eq!(num(c, "book_errors"), 0, "{c}");
+        assert_eq!(num(c, "thread"), t as u64, "{c}");
+        check_wire_latency(c);
+    }
+    let quiet = &r["QUIET"];
+    assert_eq!(
+        (num(quiet, "packets_a"), num(quiet, "thread")),
+        (0, 2),
+        "{quiet}"
+    );
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -12,7 +12,8 @@ use clap::Args;
 use fastfeed_book::{Book, Level};
 use fastfeed_handler::{BookView, Output};
 
-use super::handle::{load, run_captures, run_live};
+use super::handle::load;
+use super::handle_live::{run_captures, run_live};
 
 #[derive(Args)]
 pub struct BookArgs {

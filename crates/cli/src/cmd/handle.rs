@@ -3,20 +3,23 @@
 //! and every counter at the end; `--bench` times the whole path against decoding alone.
 
 use std::io::Write;
-use std::ops::ControlFlow;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use fastfeed_bus_shm::ShmBus;
+use fastfeed_bus_zenoh::ZenohBus;
 use fastfeed_feed::FeedConfig;
-use fastfeed_handler::live::LiveChannel;
 use fastfeed_handler::publish::BusOutput;
-use fastfeed_handler::{setup, Channel, ChannelSetup, Output, WireLatency};
+use fastfeed_handler::{setup, ChannelSetup, Output};
 
 use super::bus::{BusKind, ZenohArgs};
+use super::handle_live::{
+    captures_on, live_on, on_threads, open_live, say_ready, Finished, LiveOpts, Ready, Running,
+    Served,
+};
 
 use crate::out::outln;
 use crate::signals;
@@ -66,16 +69,12 @@ pub struct HandleArgs {
     /// and a quiet feed costs no core.
     #[arg(long, value_name = "US", conflicts_with = "spin")]
     pub spin_us: Option<u64>,
-}
-
-/// A channel at the end of its input.
-pub struct Finished {
-    /// The channel's name in the configuration.
-    pub name: String,
-    /// Its state and counters.
-    pub channel: Channel,
-    /// Live: its datagrams' time from the kernel to the books.
-    pub latency: Option<WireLatency>,
+    /// Run the channels on N threads, channel C on thread C mod N (at most one thread a
+    /// channel), each thread pinned to its own core (physical cores first) and owning its
+    /// channels' sockets, books and bus publishers. Without it, every channel runs on one
+    /// thread, unpinned.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), conflicts_with = "bench")]
+    pub threads: Option<u16>,
 }
 
 pub fn load(config: &std::path::Path, verify: bool) -> Result<(FeedConfig, Vec<ChannelSetup>)> {
@@ -94,253 +93,90 @@ pub fn run(a: HandleArgs) -> Result<ExitCode> {
     }
     // Ctrl-C or SIGTERM ends the run with the full report (exit status 128 + the signal).
     signals::install();
-    match a.bus {
-        None => {
-            let finals = run_all(&a, &channels, &mut ())?;
-            report(&feed, &finals, a.report_json.as_ref(), None)?;
-        }
-        Some(BusKind::Shm) => {
-            let name = a.feed.clone().unwrap_or_else(|| feed.feed.clone());
-            let bus = ShmBus::new(&name).context("opening the shared-memory bus")?;
-            handle_on(&bus, &a, &feed, &channels)?;
-        }
-        Some(BusKind::Zenoh) => {
-            let name = a.feed.clone().unwrap_or_else(|| feed.feed.clone());
-            handle_on(&a.zenoh.open(&name)?, &a, &feed, &channels)?;
-        }
-    }
+    let name = a.feed.clone().unwrap_or_else(|| feed.feed.clone());
+    // Zenoh with --listen: one session, as an endpoint is bound once; the threads are its
+    // partners. Otherwise each thread opens its own.
+    let zenoh = match (a.bus, a.threads) {
+        (Some(BusKind::Zenoh), Some(_)) if !a.zenoh.listen.is_empty() => Some(a.zenoh.open(&name)?),
+        _ => None,
+    };
+    let run = Running::new();
+    let serve = |set: &[ChannelSetup], run: &Running, ready: Ready<'_>| {
+        serve(&a, &name, zenoh.as_ref(), set, run, ready)
+    };
+    let (finals, bus) = match a.threads {
+        None => serve(&channels, &run, &|r| match r {
+            Ok(()) if !a.captures => say_ready(),
+            _ => Ok(()),
+        })?,
+        Some(n) => on_threads(&channels, n as usize, !a.captures, &run, serve)?,
+    };
+    report(&feed, &finals, a.report_json.as_ref(), bus)?;
     Ok(match signals::stopped() {
         true => signals::exit_code(),
         false => ExitCode::SUCCESS,
     })
 }
 
-fn handle_on<B: fastfeed_bus::Bus>(
-    bus: &B,
+/// One thread's channels with their output: none, or the bus's record publishers (a bus
+/// node of the thread's own).
+fn serve(
     a: &HandleArgs,
-    feed: &FeedConfig,
+    name: &str,
+    zenoh: Option<&ZenohBus>,
     channels: &[ChannelSetup],
-) -> Result<()> {
-    let mut out = BusOutput::new(bus).context("opening the record publishers")?;
-    let finals = run_all(a, channels, &mut out)?;
-    report(
-        feed,
-        &finals,
-        a.report_json.as_ref(),
-        Some((out.published, out.errors)),
-    )
+    run: &Running,
+    ready: Ready<'_>,
+) -> Result<Served> {
+    fn on<B: fastfeed_bus::Bus>(
+        bus: &B,
+        a: &HandleArgs,
+        channels: &[ChannelSetup],
+        run: &Running,
+        ready: Ready<'_>,
+    ) -> Result<Served> {
+        let mut out = BusOutput::new(bus).context("opening the record publishers")?;
+        let finals = serve_on(a, channels, &mut out, run, ready)?;
+        Ok((finals, Some((out.published, out.errors))))
+    }
+    match a.bus {
+        None => serve_on(a, channels, &mut (), run, ready).map(|f| (f, None)),
+        Some(BusKind::Shm) => ShmBus::new(name)
+            .context("opening the shared-memory bus")
+            .and_then(|bus| on(&bus, a, channels, run, ready)),
+        Some(BusKind::Zenoh) => match zenoh {
+            Some(listening) => on(&listening.partner(), a, channels, run, ready),
+            None => a
+                .zenoh
+                .open(name)
+                .and_then(|bus| on(&bus, a, channels, run, ready)),
+        },
+    }
 }
 
-fn run_all<O: Output>(
+/// The channels over their captures, or joined to their lines and handled live.
+fn serve_on<O: Output>(
     a: &HandleArgs,
     channels: &[ChannelSetup],
     out: &mut O,
+    run: &Running,
+    ready: Ready<'_>,
 ) -> Result<Vec<Finished>> {
     if a.captures {
-        run_captures(channels, out, !a.quiet)
-    } else {
-        let spin_for = match (a.spin, a.spin_us) {
+        ready(Ok(()))?;
+        return captures_on(channels, out, !a.quiet, run);
+    }
+    let live = open_live(channels)?;
+    ready(Ok(()))?;
+    let opts = LiveOpts {
+        idle_exit_ms: a.idle_exit_ms,
+        status: !a.quiet,
+        spin_for: match (a.spin, a.spin_us) {
             (true, _) => Duration::MAX,
             (false, us) => Duration::from_micros(us.unwrap_or(0)),
-        };
-        run_live(channels, out, a.idle_exit_ms, !a.quiet, spin_for)
-    }
-}
-
-/// Every channel over its captures, lines interleaved by time.
-pub fn run_captures<O: Output>(
-    channels: &[ChannelSetup],
-    out: &mut O,
-    status: bool,
-) -> Result<Vec<Finished>> {
-    let mut finals = Vec::new();
-    for c in channels {
-        let (ch, lines) = c
-            .run_captures(out, |_, _| match signals::stopped() {
-                true => ControlFlow::Break(()),
-                false => ControlFlow::Continue(()),
-            })
-            .with_context(|| format!("channel {}", c.config.name))?;
-        for l in lines.lines() {
-            if let Some(d) = l.damage() {
-                eprintln!(
-                    "{} line {}: stopped early, the rest of the file unread: {d}",
-                    c.config.name,
-                    l.line().name()
-                );
-            }
-        }
-        if status {
-            eprintln!("{}", status_line(&c.config.name, &ch, 0.0));
-            for l in lines.lines() {
-                if let Some(p) = l.capture_stats() {
-                    eprintln!(
-                        "{} line {}: {}",
-                        c.config.name,
-                        l.line().name(),
-                        crate::input::capture_line(&p)
-                    );
-                }
-            }
-        }
-        finals.push(Finished {
-            name: c.config.name.clone(),
-            channel: ch,
-            latency: None,
-        });
-        if signals::stopped() {
-            break;
-        }
-    }
-    Ok(finals)
-}
-
-/// Every channel on its multicast lines until idle (or forever).
-pub fn run_live<O: Output>(
-    channels: &[ChannelSetup],
-    out: &mut O,
-    idle_exit_ms: u64,
-    status: bool,
-    spin_for: Duration,
-) -> Result<Vec<Finished>> {
-    let mut live: Vec<LiveChannel> = channels
-        .iter()
-        .map(|c| LiveChannel::open(c).with_context(|| format!("channel {}", c.config.name)))
-        .collect::<Result<_>>()?;
-    outln!("ready");
-    std::io::stdout().flush().ok();
-    let start = Instant::now();
-    let mut last_packet: Option<Instant> = None;
-    let mut next_status = start + Duration::from_secs(1);
-    let mut last_msgs = 0u64;
-    let mut silent = vec![[false; 2]; live.len()];
-    loop {
-        let now_ns = start.elapsed().as_nanos() as u64;
-        let mut n = 0;
-        for ((l, c), was) in live.iter_mut().zip(channels).zip(&mut silent) {
-            n += l.poll(now_ns, out)?;
-            let now = l.channel.silent_lines();
-            if now != *was {
-                report_silence(&c.config, &l.channel, *was, now);
-                *was = now;
-            }
-        }
-        let now = Instant::now();
-        if n > 0 {
-            last_packet = Some(now);
-        } else if spin_for == Duration::MAX || last_packet.is_some_and(|t| now - t < spin_for) {
-            // Spinning: for good (`--spin`), or for `--spin-us` after the last datagram.
-            std::hint::spin_loop();
-        } else {
-            // Woken by the next datagram on any line; at least every millisecond for the
-            // gaps' timeouts, the status line and the idle exit.
-            let sockets = live.iter().flat_map(|l| l.sockets()).map(|(_, rx)| rx);
-            fastfeed_net::wait_any(sockets, Duration::from_millis(1))
-                .context("waiting for the lines")?;
-        }
-        if status && now >= next_status {
-            let msgs: u64 = live.iter().map(|l| l.channel.stats().messages).sum();
-            for (c, l) in channels.iter().zip(&live) {
-                eprintln!(
-                    "{}",
-                    status_line(&c.config.name, &l.channel, (msgs - last_msgs) as f64)
-                );
-                if l.latency.count() > 0 {
-                    eprintln!("{} since start: {}", c.config.name, l.latency.summary());
-                }
-            }
-            last_msgs = msgs;
-            next_status += Duration::from_secs(1);
-        }
-        if signals::stopped()
-            || idle_exit_ms > 0
-                && last_packet.is_some_and(|t| now - t > Duration::from_millis(idle_exit_ms))
-        {
-            break;
-        }
-    }
-    for (c, l) in channels.iter().zip(&live) {
-        for (line, rx) in l.sockets() {
-            let (granted, drops) = (rx.recv_buffer_size(), rx.kernel_drops());
-            let shown = drops.map_or_else(|| "unknown".into(), |d| d.to_string());
-            let from = rx
-                .source()
-                .map(|s| format!(" from {s}"))
-                .unwrap_or_default();
-            eprintln!(
-                "{} line {line} ({}{from}): receive buffer {granted} bytes granted, datagrams dropped by the kernel {shown}",
-                c.config.name,
-                rx.group()
-            );
-            if let Some(d) = drops.filter(|&d| d > 0) {
-                eprintln!("  {}", fastfeed_net::overflow_hint(d, granted));
-            }
-        }
-    }
-    let end_ns = start.elapsed().as_nanos() as u64 + 1_000_000_000;
-    Ok(channels
-        .iter()
-        .zip(live)
-        .map(|(c, l)| {
-            let (channel, latency) = l.finish(end_ns, out);
-            Finished {
-                name: c.config.name.clone(),
-                channel,
-                latency: Some(latency),
-            }
-        })
-        .collect())
-}
-
-/// A line fell silent or came back: said on standard error as it happens.
-fn report_silence(
-    config: &fastfeed_feed::config::ChannelConfig,
-    ch: &Channel,
-    was: [bool; 2],
-    now: [bool; 2],
-) {
-    let s = ch.stats();
-    for (i, (line, other)) in [("a", "b"), ("b", "a")].into_iter().enumerate() {
-        match (was[i], now[i]) {
-            (false, true) => eprintln!(
-                "{}: line {line} silent: no packet for {} ms while line {other} took packets",
-                config.name, config.line_silence_ms
-            ),
-            (true, false) => eprintln!(
-                "{}: line {line} back ({:.3} s silent in all)",
-                config.name,
-                s.silent_ns[i] as f64 / 1e9
-            ),
-            _ => {}
-        }
-    }
-}
-
-/// One line of status: rates, gaps, recoveries, stale books.
-pub fn status_line(name: &str, ch: &Channel, msgs_per_s: f64) -> String {
-    let s = ch.stats();
-    let (known, waiting) = ch.instrument_counts();
-    format!(
-        "{name}: {:.0} msg/s | packets A {} B {} snapshot {} | rejected {} | gaps {} filled {} timed out {} | stale {}/{} books, recoveries {} | snapshot line {}{}",
-        msgs_per_s,
-        s.packets[0],
-        s.packets[1],
-        s.snapshot_packets,
-        s.rejected.iter().sum::<u64>(),
-        s.gaps_opened,
-        s.gaps_filled,
-        s.gaps_timed_out,
-        waiting,
-        known,
-        s.recoveries,
-        if ch.wants_snapshots() { "joined" } else { "left" },
-        // Never both: a line is silent only while the other takes packets.
-        match ch.silent_lines() {
-            [true, _] => " | line A silent",
-            [_, true] => " | line B silent",
-            _ => "",
         },
-    )
+    };
+    live_on(channels, live, out, &opts, run)
 }
 
 /// Prints and writes every counter; `bus`: records published and refused.
@@ -363,6 +199,7 @@ fn report(
         name,
         channel: ch,
         latency,
+        placement,
     } in finals
     {
         let s = ch.stats();
@@ -384,6 +221,20 @@ fn report(
             })
             .collect();
         obj.insert("stale_period_list".into(), periods.into());
+        if let Some(p) = placement {
+            line.push_str(&format!(" thread={}", p.thread));
+            obj.insert("thread".into(), (p.thread as u64).into());
+            match &p.cpu {
+                Ok(cpu) => {
+                    line.push_str(&format!(" cpu={cpu}"));
+                    obj.insert("cpu".into(), (*cpu as u64).into());
+                }
+                Err(e) => {
+                    line.push_str(&format!(" cpu=unpinned ({e})"));
+                    obj.insert("cpu".into(), serde_json::Value::Null);
+                }
+            }
+        }
         eprintln!(
             "{}/{name}: instruments={known} not_live={waiting}{line}",
             feed.feed

@@ -10,6 +10,7 @@ pub mod encode;
 pub mod fix;
 pub mod generate;
 pub mod handle;
+mod handle_live;
 pub mod multicast;
 pub mod publish;
 pub mod publish_channels;

@@ -1,0 +1,439 @@
+//! The handler's loops: channels over their captures, or on their live lines until the
+//! feed goes quiet. One thread runs one set of channels; `handle --threads N` runs N sets
+//! at once ([`on_threads`]), each thread pinned to its own core and owning its channels'
+//! sockets, books and output, so nothing is shared on the hot path but a clock of the
+//! feed's last datagram, written at most once a millisecond.
+
+use std::io::Write;
+use std::ops::ControlFlow;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use anyhow::{anyhow, bail, Context, Result};
+use fastfeed_handler::live::LiveChannel;
+use fastfeed_handler::{Channel, ChannelSetup, Output, WireLatency};
+
+use crate::out::outln;
+use crate::signals;
+
+/// A channel at the end of its input.
+pub struct Finished {
+    /// The channel's name in the configuration.
+    pub name: String,
+    /// Its state and counters.
+    pub channel: Channel,
+    /// Live: its datagrams' time from the kernel to the books.
+    pub latency: Option<WireLatency>,
+    /// With `--threads`: the thread that ran it and the CPU that thread was pinned to.
+    pub placement: Option<Placement>,
+}
+
+/// Where a channel ran.
+#[derive(Clone, Debug)]
+pub struct Placement {
+    /// The thread, from 0.
+    pub thread: usize,
+    /// The CPU it was pinned to, or why it could not be.
+    pub cpu: std::result::Result<usize, String>,
+}
+
+/// How the live loop runs.
+#[derive(Clone, Copy, Debug)]
+pub struct LiveOpts {
+    /// Stop once no datagram came to any channel for this long after the first (0: never).
+    pub idle_exit_ms: u64,
+    /// A status line a second.
+    pub status: bool,
+    /// Read without blocking for this long after a datagram (`Duration::MAX`: always).
+    pub spin_for: Duration,
+}
+
+/// What the threads of one handler share: the feed's last datagram and a stop on failure.
+pub struct Running {
+    start: Instant,
+    /// The last datagram any thread read, in ns since `start` plus 1 (0: none yet).
+    last_ns: AtomicU64,
+    /// Set when a thread failed: the others stop.
+    abort: AtomicBool,
+}
+
+impl Running {
+    pub fn new() -> Running {
+        Running {
+            start: Instant::now(),
+            last_ns: AtomicU64::new(0),
+            abort: AtomicBool::new(false),
+        }
+    }
+
+    fn saw_packet(&self, at: Instant) {
+        let ns = (at - self.start).as_nanos() as u64 + 1;
+        self.last_ns.fetch_max(ns, Ordering::Relaxed);
+    }
+
+    /// The feed's last datagram: this thread's `mine`, or a later one another thread saw.
+    fn last_packet(&self, mine: Option<Instant>) -> Option<Instant> {
+        let theirs = match self.last_ns.load(Ordering::Relaxed) {
+            0 => None,
+            ns => Some(self.start + Duration::from_nanos(ns - 1)),
+        };
+        mine.max(theirs)
+    }
+
+    fn stopped(&self) -> bool {
+        signals::stopped() || self.abort.load(Ordering::Relaxed)
+    }
+}
+
+/// How often a thread tells the others it took a datagram: the idle exit is this exact.
+const SHARE_EVERY: Duration = Duration::from_millis(1);
+
+/// Every channel over its captures, lines interleaved by time.
+pub fn run_captures<O: Output>(
+    channels: &[ChannelSetup],
+    out: &mut O,
+    status: bool,
+) -> Result<Vec<Finished>> {
+    captures_on(channels, out, status, &Running::new())
+}
+
+/// [`run_captures`], stopping early when `run` says so.
+pub fn captures_on<O: Output>(
+    channels: &[ChannelSetup],
+    out: &mut O,
+    status: bool,
+    run: &Running,
+) -> Result<Vec<Finished>> {
+    let mut finals = Vec::new();
+    for c in channels {
+        let (ch, lines) = c
+            .run_captures(out, |_, _| match run.stopped() {
+                true => ControlFlow::Break(()),
+                false => ControlFlow::Continue(()),
+            })
+            .with_context(|| format!("channel {}", c.config.name))?;
+        for l in lines.lines() {
+            if let Some(d) = l.damage() {
+                eprintln!(
+                    "{} line {}: stopped early, the rest of the file unread: {d}",
+                    c.config.name,
+                    l.line().name()
+                );
+            }
+        }
+        if status {
+            eprintln!("{}", status_line(&c.config.name, &ch, 0.0));
+            for l in lines.lines() {
+                if let Some(p) = l.capture_stats() {
+                    eprintln!(
+                        "{} line {}: {}",
+                        c.config.name,
+                        l.line().name(),
+                        crate::input::capture_line(&p)
+                    );
+                }
+            }
+        }
+        finals.push(Finished {
+            name: c.config.name.clone(),
+            channel: ch,
+            latency: None,
+            placement: None,
+        });
+        if run.stopped() {
+            break;
+        }
+    }
+    Ok(finals)
+}
+
+/// Joins every channel's lines.
+pub fn open_live(channels: &[ChannelSetup]) -> Result<Vec<LiveChannel>> {
+    channels
+        .iter()
+        .map(|c| LiveChannel::open(c).with_context(|| format!("channel {}", c.config.name)))
+        .collect()
+}
+
+/// Prints `ready` (the lines are joined) for whoever started the handler.
+pub fn say_ready() -> Result<()> {
+    outln!("ready");
+    std::io::stdout().flush().ok();
+    Ok(())
+}
+
+/// Every channel on its multicast lines until idle (or forever), on this thread.
+pub fn run_live<O: Output>(
+    channels: &[ChannelSetup],
+    out: &mut O,
+    idle_exit_ms: u64,
+    status: bool,
+    spin_for: Duration,
+) -> Result<Vec<Finished>> {
+    let live = open_live(channels)?;
+    say_ready()?;
+    let opts = LiveOpts {
+        idle_exit_ms,
+        status,
+        spin_for,
+    };
+    live_on(channels, live, out, &opts, &Running::new())
+}
+
+/// The live loop over channels already joined.
+pub fn live_on<O: Output>(
+    channels: &[ChannelSetup],
+    mut live: Vec<LiveChannel>,
+    out: &mut O,
+    o: &LiveOpts,
+    run: &Running,
+) -> Result<Vec<Finished>> {
+    let start = run.start;
+    let idle = Duration::from_millis(o.idle_exit_ms);
+    let mut last_packet: Option<Instant> = None;
+    let mut shared: Option<Instant> = None;
+    let mut next_status = Instant::now() + Duration::from_secs(1);
+    let mut last_msgs = 0u64;
+    let mut silent = vec![[false; 2]; live.len()];
+    loop {
+        let now_ns = start.elapsed().as_nanos() as u64;
+        let mut n = 0;
+        for ((l, c), was) in live.iter_mut().zip(channels).zip(&mut silent) {
+            n += l.poll(now_ns, out)?;
+            let now = l.channel.silent_lines();
+            if now != *was {
+                report_silence(&c.config, &l.channel, *was, now);
+                *was = now;
+            }
+        }
+        let now = Instant::now();
+        if n > 0 {
+            last_packet = Some(now);
+            if shared.is_none_or(|t| now - t >= SHARE_EVERY) {
+                run.saw_packet(now);
+                shared = Some(now);
+            }
+        } else if o.spin_for == Duration::MAX || last_packet.is_some_and(|t| now - t < o.spin_for) {
+            // Spinning: for good (`--spin`), or for `--spin-us` after the last datagram.
+            std::hint::spin_loop();
+        } else {
+            // Woken by the next datagram on any line; at least every millisecond for the
+            // gaps' timeouts, the status line and the idle exit.
+            let sockets = live.iter().flat_map(|l| l.sockets()).map(|(_, rx)| rx);
+            fastfeed_net::wait_any(sockets, Duration::from_millis(1))
+                .context("waiting for the lines")?;
+        }
+        if o.status && now >= next_status {
+            let msgs: u64 = live.iter().map(|l| l.channel.stats().messages).sum();
+            for (c, l) in channels.iter().zip(&live) {
+                eprintln!(
+                    "{}",
+                    status_line(&c.config.name, &l.channel, (msgs - last_msgs) as f64)
+                );
+                if l.latency.count() > 0 {
+                    eprintln!("{} since start: {}", c.config.name, l.latency.summary());
+                }
+            }
+            last_msgs = msgs;
+            next_status += Duration::from_secs(1);
+        }
+        // Quiet here: is the whole feed quiet? (Another thread's datagrams count too.)
+        let quiet = |t: Option<Instant>| t.is_some_and(|t| now - t > idle);
+        if run.stopped()
+            || o.idle_exit_ms > 0
+                && (last_packet.is_none() || quiet(last_packet))
+                && quiet(run.last_packet(last_packet))
+        {
+            break;
+        }
+    }
+    for (c, l) in channels.iter().zip(&live) {
+        for (line, rx) in l.sockets() {
+            let (granted, drops) = (rx.recv_buffer_size(), rx.kernel_drops());
+            let shown = drops.map_or_else(|| "unknown".into(), |d| d.to_string());
+            let from = rx
+                .source()
+                .map(|s| format!(" from {s}"))
+                .unwrap_or_default();
+            eprintln!(
+                "{} line {line} ({}{from}): receive buffer {granted} bytes granted, datagrams dropped by the kernel {shown}",
+                c.config.name,
+                rx.group()
+            );
+            if let Some(d) = drops.filter(|&d| d > 0) {
+                eprintln!("  {}", fastfeed_net::overflow_hint(d, granted));
+            }
+        }
+    }
+    let end_ns = start.elapsed().as_nanos() as u64 + 1_000_000_000;
+    Ok(channels
+        .iter()
+        .zip(live)
+        .map(|(c, l)| {
+            let (channel, latency) = l.finish(end_ns, out);
+            Finished {
+                name: c.config.name.clone(),
+                channel,
+                latency: Some(latency),
+                placement: None,
+            }
+        })
+        .collect())
+}
+
+/// What one thread did: its channels, and its output's (records published, refused).
+pub type Served = (Vec<Finished>, Option<(u64, u64)>);
+
+/// Tells the thread that started the handler that this one has joined its lines (or
+/// failed before it could).
+pub type Ready<'a> = &'a dyn Fn(std::result::Result<(), String>) -> Result<()>;
+
+/// The channels dealt over `threads` threads, channel C on thread C mod T (at most one
+/// thread a channel), each pinned to its own core (physical cores first) and running
+/// `serve` on its own channels; with `announce`, `ready` is printed once every thread has
+/// joined its lines.
+/// The channels come back in the configuration's order, each with where it ran.
+pub fn on_threads<F>(
+    channels: &[ChannelSetup],
+    threads: usize,
+    announce: bool,
+    run: &Running,
+    serve: F,
+) -> Result<Served>
+where
+    F: Fn(&[ChannelSetup], &Running, Ready<'_>) -> Result<Served> + Sync,
+{
+    let threads = threads.clamp(1, channels.len().max(1));
+    let mut mine: Vec<Vec<usize>> = vec![Vec::new(); threads];
+    for c in 0..channels.len() {
+        mine[c % threads].push(c);
+    }
+    let (ready_tx, ready_rx) = mpsc::channel::<std::result::Result<(), String>>();
+    let outcomes = std::thread::scope(|s| {
+        let handles: Vec<_> = mine
+            .iter()
+            .enumerate()
+            .map(|(t, idx)| {
+                let set: Vec<ChannelSetup> = idx.iter().map(|&c| channels[c].clone()).collect();
+                let ready_tx = ready_tx.clone();
+                let serve = &serve;
+                std::thread::Builder::new()
+                    .name(format!("handle-{t}"))
+                    .spawn_scoped(s, move || {
+                        let cpu = fastfeed_net::affinity::pin_current_thread(t)
+                            .map_err(|e| e.to_string());
+                        let said = |r| {
+                            // Unheard once the starting thread has stopped listening.
+                            let _ = ready_tx.send(r);
+                            Ok(())
+                        };
+                        let r = serve(&set, run, &said);
+                        if let Err(e) = &r {
+                            run.abort.store(true, Ordering::Relaxed);
+                            let _ = said(Err(format!("{e:#}")));
+                        }
+                        r.map(|served| (served, cpu))
+                    })
+            })
+            .collect::<std::io::Result<_>>()?;
+        drop(ready_tx);
+        let mut failed = false;
+        for _ in 0..threads {
+            match ready_rx.recv() {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) | Err(_) => {
+                    failed = true;
+                    break;
+                }
+            }
+        }
+        if announce && !failed {
+            say_ready()?;
+        }
+        Ok::<_, anyhow::Error>(handles.into_iter().map(|h| h.join()).collect::<Vec<_>>())
+    })?;
+    let mut finals: Vec<Option<Finished>> = (0..channels.len()).map(|_| None).collect();
+    let mut bus: Option<(u64, u64)> = None;
+    let mut errors = Vec::new();
+    for ((t, idx), outcome) in mine.iter().enumerate().zip(outcomes) {
+        match outcome {
+            Ok(Ok(((done, counts), cpu))) => {
+                for (&c, mut f) in idx.iter().zip(done) {
+                    f.placement = Some(Placement {
+                        thread: t,
+                        cpu: cpu.clone(),
+                    });
+                    finals[c] = Some(f);
+                }
+                if let Some((p, e)) = counts {
+                    let (bp, be) = bus.get_or_insert((0, 0));
+                    *bp += p;
+                    *be += e;
+                }
+            }
+            Ok(Err(e)) => errors.push(format!("thread {t}: {e:#}")),
+            Err(_) => errors.push(format!("thread {t} panicked")),
+        }
+    }
+    if let Some(e) = errors.first() {
+        bail!("{e}");
+    }
+    // A run stopped early (Ctrl-C over captures) leaves later channels out.
+    let finals: Vec<Finished> = finals.into_iter().flatten().collect();
+    if finals.is_empty() && !channels.is_empty() && !run.stopped() {
+        return Err(anyhow!("no channel ran"));
+    }
+    Ok((finals, bus))
+}
+
+/// A line fell silent or came back: said on standard error as it happens.
+fn report_silence(
+    config: &fastfeed_feed::config::ChannelConfig,
+    ch: &Channel,
+    was: [bool; 2],
+    now: [bool; 2],
+) {
+    let s = ch.stats();
+    for (i, (line, other)) in [("a", "b"), ("b", "a")].into_iter().enumerate() {
+        match (was[i], now[i]) {
+            (false, true) => eprintln!(
+                "{}: line {line} silent: no packet for {} ms while line {other} took packets",
+                config.name, config.line_silence_ms
+            ),
+            (true, false) => eprintln!(
+                "{}: line {line} back ({:.3} s silent in all)",
+                config.name,
+                s.silent_ns[i] as f64 / 1e9
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// One line of status: rates, gaps, recoveries, stale books.
+pub fn status_line(name: &str, ch: &Channel, msgs_per_s: f64) -> String {
+    let s = ch.stats();
+    let (known, waiting) = ch.instrument_counts();
+    format!(
+        "{name}: {:.0} msg/s | packets A {} B {} snapshot {} | rejected {} | gaps {} filled {} timed out {} | stale {}/{} books, recoveries {} | snapshot line {}{}",
+        msgs_per_s,
+        s.packets[0],
+        s.packets[1],
+        s.snapshot_packets,
+        s.rejected.iter().sum::<u64>(),
+        s.gaps_opened,
+        s.gaps_filled,
+        s.gaps_timed_out,
+        waiting,
+        known,
+        s.recoveries,
+        if ch.wants_snapshots() { "joined" } else { "left" },
+        // Never both: a line is silent only while the other takes packets.
+        match ch.silent_lines() {
+            [true, _] => " | line A silent",
+            [_, true] => " | line B silent",
+            _ => "",
+        },
+    )
+}
