@@ -10,6 +10,7 @@ mod cmd;
 mod deal;
 mod hint;
 mod input;
+mod metrics;
 mod out;
 mod signals;
 mod tally;

@@ -206,16 +206,18 @@ fn handle_replayed(
     handle_args: &[&str],
     replay_args: &[&str],
 ) -> (serde_json::Value, String) {
-    let (r, stderr) = handle_replayed_all(dir, cfg, handle_args, replay_args);
+    let (r, stderr) = handle_replayed_all(dir, cfg, handle_args, replay_args, || {});
     (r["FUT-BOOK-5"].clone(), stderr)
 }
 
-/// [`handle_replayed`], the report of every channel.
+/// [`handle_replayed`], the report of every channel; `then` runs once the replay has ended,
+/// while the handler waits out its idle time.
 fn handle_replayed_all(
     dir: &Path,
     cfg: &Path,
     handle_args: &[&str],
     replay_args: &[&str],
+    then: impl FnOnce(),
 ) -> (serde_json::Value, String) {
     let report = dir.join("handle.json");
     let mut args = strings(&["handle", &path_arg(cfg), "--idle-exit-ms", "1500", "-q"]);
@@ -231,6 +233,7 @@ fn handle_replayed_all(
         .unwrap();
     let stderr = String::from_utf8_lossy(&replay.stderr).into_owned();
     assert!(replay.status.success(), "{stderr}");
+    then();
     let ended = wait_all(std::slice::from_mut(&mut handle), Duration::from_secs(60));
     assert!(ended[0].success);
     (read_json(&report), stderr)
@@ -902,7 +905,8 @@ fn live_channels_on_threads_each_take_their_own_lines() {
     }
     // Two channels replayed live, each on a thread of its own, and a third that hears
     // nothing (its line joined for another sender): its thread ends with the others once
-    // the whole feed has been quiet for --idle-exit-ms.
+    // the whole feed has been quiet for --idle-exit-ms. Meanwhile a monitoring system reads
+    // every channel's counters over HTTP (`--metrics`).
     let dir = scratch("feed-threads-live");
     // Groups 11 to 16 (16 wraps to 0): none of the other tests' 1 to 10.
     let cfg = config_of(
@@ -918,8 +922,58 @@ fn live_channels_on_threads_each_take_their_own_lines() {
         empty.display()
     ));
     std::fs::write(&cfg, text).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let feed = format!("moex{}", std::process::id());
+    let metric =
+        |channel: &str, name: &str| format!("{name}{{feed=\"{feed}\",channel=\"{channel}\"}}");
+    let mut scraped = String::new();
     let args = ["--rate", "20000", "-q"];
-    let (r, _) = handle_replayed_all(&dir, &cfg, &["--threads", "3"], &args);
+    let handle_args = ["--threads", "3", "--metrics", &addr];
+    let (r, _) = handle_replayed_all(&dir, &cfg, &handle_args, &args, || {
+        // The threads give their counters once a second: within the 1.5 s the handler
+        // waits before it ends, the scrape has every packet.
+        let done = |text: &str| {
+            ["FUT-BOOK-5", "SECOND"]
+                .iter()
+                .all(|c| text.contains(&format!("{} 8101\n", metric(c, "fastfeed_packets_a"))))
+        };
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !done(&scraped) && std::time::Instant::now() < deadline {
+            let text = http_get(&addr, "/metrics");
+            // Once the handler has ended, the last scrape it answered is the one to check.
+            if text.starts_with("connecting") && !scraped.is_empty() {
+                break;
+            }
+            scraped = text;
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    });
+    let status = scraped.lines().next().unwrap_or_default();
+    assert!(status.ends_with(" 200 OK"), "{scraped}");
+    for c in ["FUT-BOOK-5", "SECOND"] {
+        for (name, v) in [
+            ("fastfeed_packets_a", 8_101),
+            ("fastfeed_packets_b", 8_088),
+            ("fastfeed_book_errors", 0),
+        ] {
+            assert!(
+                scraped.contains(&format!("{} {v}\n", metric(c, name))),
+                "{name} of {c}: {scraped}"
+            );
+        }
+        for line in ["a", "b"] {
+            let drops = format!("fastfeed_socket_kernel_drops{{feed=\"{feed}\",channel=\"{c}\",line=\"{line}\"}} 0\n");
+            assert!(scraped.contains(&drops), "{drops}: {scraped}");
+        }
+    }
+    assert!(
+        scraped.contains(&format!("{} 0\n", metric("QUIET", "fastfeed_packets_a"))),
+        "{scraped}"
+    );
     for (t, name) in ["FUT-BOOK-5", "SECOND"].into_iter().enumerate() {
         let c = &r[name];
         assert_eq!(
@@ -939,4 +993,20 @@ fn live_channels_on_threads_each_take_their_own_lines() {
         "{quiet}"
     );
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The response to `GET path` from the HTTP server at `addr`, head and body ("" if it
+/// cannot be had).
+fn http_get(addr: &str, path: &str) -> String {
+    use std::io::{Read, Write};
+    let mut s = match std::net::TcpStream::connect(addr) {
+        Ok(s) => s,
+        Err(e) => return format!("connecting: {e}"),
+    };
+    let mut text = Vec::new();
+    let _ = write!(s, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+    if let Err(e) = s.read_to_end(&mut text) {
+        return format!("reading: {e}");
+    }
+    String::from_utf8_lossy(&text).into_owned()
 }

@@ -9,8 +9,8 @@ mod stamp;
 pub use fault::{Corruption, Fate, FaultConfig, FaultCounts, FaultInjector};
 pub use lines::{channel_group, wait_any, Lines};
 pub use mcast::{
-    loopback_multicast_works, overflow_hint, McastReceiver, McastSender, LOOPBACK_HINT,
-    RECV_BUFFER_REQUEST,
+    loopback_multicast_works, overflow_hint, udp_drops_by_inode, McastReceiver, McastSender,
+    LOOPBACK_HINT, RECV_BUFFER_REQUEST,
 };
 pub use stamp::{realtime_ns, StampedRecv, BATCH};
 

@@ -190,13 +190,7 @@ impl McastReceiver {
     /// buffer was full: the `drops` column of `/proc/net/udp`. `None` where that cannot
     /// be read (not Linux).
     pub fn kernel_drops(&self) -> Option<u64> {
-        use std::os::fd::AsRawFd;
-        let link = std::fs::read_link(format!("/proc/self/fd/{}", self.socket.as_raw_fd())).ok()?;
-        let inode = link
-            .to_str()?
-            .strip_prefix("socket:[")?
-            .strip_suffix(']')?
-            .to_owned();
+        let inode = self.inode()?;
         // The kernel writes the table a page at a time and resumes each read by row number,
         // so a socket closed elsewhere meanwhile can shift a row past a read's end and leave
         // it out: read again when this socket's row is missing.
@@ -204,6 +198,14 @@ impl McastReceiver {
             let table = std::fs::read_to_string("/proc/net/udp").ok()?;
             udp_drops(&table, &inode)
         })
+    }
+
+    /// The socket's inode, its key in `/proc/net/udp` (see [`udp_drops_by_inode`]).
+    pub fn inode(&self) -> Option<String> {
+        use std::os::fd::AsRawFd;
+        let link = std::fs::read_link(format!("/proc/self/fd/{}", self.socket.as_raw_fd())).ok()?;
+        let inode = link.to_str()?.strip_prefix("socket:[")?.strip_suffix(']')?;
+        Some(inode.to_owned())
     }
 
     pub fn group(&self) -> SocketAddrV4 {
@@ -219,6 +221,17 @@ impl McastReceiver {
     pub fn socket(&self) -> &UdpSocket {
         &self.socket
     }
+}
+
+/// The `drops` column of every UDP socket of `/proc/net/udp` by inode, from one read (many
+/// sockets' drops without a read each); `None` where it cannot be read.
+pub fn udp_drops_by_inode() -> Option<std::collections::HashMap<String, u64>> {
+    let table = std::fs::read_to_string("/proc/net/udp").ok()?;
+    let rows = table.lines().skip(1).filter_map(|line| {
+        let cols: Vec<&str> = line.split_whitespace().collect();
+        Some((cols.get(9)?.to_string(), cols.get(12)?.parse().ok()?))
+    });
+    Some(rows.collect())
 }
 
 /// The `drops` column of the `/proc/net/udp` row of the socket with `inode`.

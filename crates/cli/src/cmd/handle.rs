@@ -21,6 +21,7 @@ use super::handle_live::{
     Served,
 };
 
+use crate::metrics::Metrics;
 use crate::out::outln;
 use crate::signals;
 
@@ -75,6 +76,11 @@ pub struct HandleArgs {
     /// thread, unpinned.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..), conflicts_with = "bench")]
     pub threads: Option<u16>,
+    /// Serve every channel's counters (and, live, each line's kernel drops read when asked)
+    /// in Prometheus's text format at http://ADDR/metrics, updated every second; ADDR is
+    /// HOST:PORT (port 0: any free one, printed on standard error).
+    #[arg(long, value_name = "ADDR", conflicts_with = "bench")]
+    pub metrics: Option<String>,
 }
 
 pub fn load(config: &std::path::Path, verify: bool) -> Result<(FeedConfig, Vec<ChannelSetup>)> {
@@ -100,7 +106,15 @@ pub fn run(a: HandleArgs) -> Result<ExitCode> {
         (Some(BusKind::Zenoh), Some(_)) if !a.zenoh.listen.is_empty() => Some(a.zenoh.open(&name)?),
         _ => None,
     };
-    let run = Running::new();
+    let metrics = match &a.metrics {
+        Some(addr) => {
+            let (m, at) = Metrics::serve(addr, &name)?;
+            eprintln!("{name}: metrics on http://{at}/metrics");
+            Some(m)
+        }
+        None => None,
+    };
+    let run = Running::new(metrics);
     let serve = |set: &[ChannelSetup], run: &Running, ready: Ready<'_>| {
         serve(&a, &name, zenoh.as_ref(), set, run, ready)
     };

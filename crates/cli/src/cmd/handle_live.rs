@@ -7,13 +7,14 @@
 use std::io::Write;
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::mpsc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
 use fastfeed_handler::live::LiveChannel;
 use fastfeed_handler::{Channel, ChannelSetup, Output, WireLatency};
 
+use crate::metrics::Metrics;
 use crate::out::outln;
 use crate::signals;
 
@@ -49,21 +50,36 @@ pub struct LiveOpts {
     pub spin_for: Duration,
 }
 
-/// What the threads of one handler share: the feed's last datagram and a stop on failure.
+/// What the threads of one handler share: the feed's last datagram, a stop on failure, and
+/// where each channel's counters go once a second (`--metrics`).
 pub struct Running {
     start: Instant,
     /// The last datagram any thread read, in ns since `start` plus 1 (0: none yet).
     last_ns: AtomicU64,
     /// Set when a thread failed: the others stop.
     abort: AtomicBool,
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl Running {
-    pub fn new() -> Running {
+    pub fn new(metrics: Option<Arc<Metrics>>) -> Running {
         Running {
             start: Instant::now(),
             last_ns: AtomicU64::new(0),
             abort: AtomicBool::new(false),
+            metrics,
+        }
+    }
+
+    /// Every channel's counters now, for `--metrics`.
+    fn publish<'c>(
+        &self,
+        channels: impl Iterator<Item = (&'c str, &'c Channel, Option<&'c WireLatency>)>,
+    ) {
+        if let Some(m) = &self.metrics {
+            for (name, ch, latency) in channels {
+                m.set(name, channel_values(ch, latency));
+            }
         }
     }
 
@@ -95,7 +111,7 @@ pub fn run_captures<O: Output>(
     out: &mut O,
     status: bool,
 ) -> Result<Vec<Finished>> {
-    captures_on(channels, out, status, &Running::new())
+    captures_on(channels, out, status, &Running::new(None))
 }
 
 /// [`run_captures`], stopping early when `run` says so.
@@ -135,6 +151,7 @@ pub fn captures_on<O: Output>(
                 }
             }
         }
+        run.publish(std::iter::once((c.config.name.as_str(), &ch, None)));
         finals.push(Finished {
             name: c.config.name.clone(),
             channel: ch,
@@ -178,7 +195,7 @@ pub fn run_live<O: Output>(
         status,
         spin_for,
     };
-    live_on(channels, live, out, &opts, &Running::new())
+    live_on(channels, live, out, &opts, &Running::new(None))
 }
 
 /// The live loop over channels already joined.
@@ -196,6 +213,15 @@ pub fn live_on<O: Output>(
     let mut next_status = Instant::now() + Duration::from_secs(1);
     let mut last_msgs = 0u64;
     let mut silent = vec![[false; 2]; live.len()];
+    if let Some(m) = &run.metrics {
+        for (c, l) in channels.iter().zip(&live) {
+            for (line, rx) in l.sockets() {
+                if let Some(inode) = rx.inode() {
+                    m.watch_socket(&c.config.name, line, inode);
+                }
+            }
+        }
+    }
     loop {
         let now_ns = start.elapsed().as_nanos() as u64;
         let mut n = 0;
@@ -224,18 +250,24 @@ pub fn live_on<O: Output>(
             fastfeed_net::wait_any(sockets, Duration::from_millis(1))
                 .context("waiting for the lines")?;
         }
-        if o.status && now >= next_status {
-            let msgs: u64 = live.iter().map(|l| l.channel.stats().messages).sum();
-            for (c, l) in channels.iter().zip(&live) {
-                eprintln!(
-                    "{}",
-                    status_line(&c.config.name, &l.channel, (msgs - last_msgs) as f64)
-                );
-                if l.latency.count() > 0 {
-                    eprintln!("{} since start: {}", c.config.name, l.latency.summary());
+        if now >= next_status {
+            if o.status {
+                let msgs: u64 = live.iter().map(|l| l.channel.stats().messages).sum();
+                for (c, l) in channels.iter().zip(&live) {
+                    eprintln!(
+                        "{}",
+                        status_line(&c.config.name, &l.channel, (msgs - last_msgs) as f64)
+                    );
+                    if l.latency.count() > 0 {
+                        eprintln!("{} since start: {}", c.config.name, l.latency.summary());
+                    }
                 }
+                last_msgs = msgs;
             }
-            last_msgs = msgs;
+            run.publish(
+                (channels.iter().zip(&live))
+                    .map(|(c, l)| (c.config.name.as_str(), &l.channel, Some(&l.latency))),
+            );
             next_status += Duration::from_secs(1);
         }
         // Quiet here: is the whole feed quiet? (Another thread's datagrams count too.)
@@ -267,7 +299,7 @@ pub fn live_on<O: Output>(
         }
     }
     let end_ns = start.elapsed().as_nanos() as u64 + 1_000_000_000;
-    Ok(channels
+    let finals: Vec<Finished> = channels
         .iter()
         .zip(live)
         .map(|(c, l)| {
@@ -279,7 +311,24 @@ pub fn live_on<O: Output>(
                 placement: None,
             }
         })
-        .collect())
+        .collect();
+    run.publish(
+        finals
+            .iter()
+            .map(|f| (f.name.as_str(), &f.channel, f.latency.as_ref())),
+    );
+    Ok(finals)
+}
+
+/// A channel's counters as the report names them, with its instruments and, live, its
+/// datagrams' latency.
+pub fn channel_values(ch: &Channel, latency: Option<&WireLatency>) -> Vec<(String, u64)> {
+    let mut v = ch.stats().fields();
+    let (known, waiting) = ch.instrument_counts();
+    v.push(("instruments".into(), known as u64));
+    v.push(("not_live".into(), waiting as u64));
+    v.extend(latency.into_iter().flat_map(|w| w.fields()));
+    v
 }
 
 /// What one thread did: its channels, and its output's (records published, refused).
