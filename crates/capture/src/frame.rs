@@ -9,6 +9,18 @@ use etherparse::{Ethernet2Header, IpFragOffset, Ipv4HeaderSlice, PacketBuilder};
 /// 1, checksums filled in). The destination MAC is the multicast MAC of a multicast `dst`.
 /// `None` if the payload does not fit one datagram.
 pub fn udp_frame(src: SocketAddrV4, dst: SocketAddrV4, payload: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    udp_frame_into(&mut out, src, dst, payload).then_some(out)
+}
+
+/// [`udp_frame`] into `out` (cleared first), so a writer of many frames reuses one buffer;
+/// false if the payload does not fit one datagram.
+pub fn udp_frame_into(
+    out: &mut Vec<u8>,
+    src: SocketAddrV4,
+    dst: SocketAddrV4,
+    payload: &[u8],
+) -> bool {
     let ip = dst.ip().octets();
     let dst_mac = if dst.ip().is_multicast() {
         // RFC 1112: 01:00:5e and the low 23 bits of the group.
@@ -21,9 +33,9 @@ pub fn udp_frame(src: SocketAddrV4, dst: SocketAddrV4, payload: &[u8]) -> Option
     let builder = PacketBuilder::ethernet2(src_mac, dst_mac)
         .ipv4(s, ip, 1)
         .udp(src.port(), dst.port());
-    let mut out = Vec::with_capacity(builder.size(payload.len()));
-    builder.write(&mut out, payload).ok()?;
-    Some(out)
+    out.clear();
+    out.reserve(builder.size(payload.len()));
+    builder.write(out, payload).is_ok()
 }
 
 /// The Ethernet II frames of `payload` sent as one UDP datagram from `src` to `dst` over a

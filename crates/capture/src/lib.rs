@@ -29,10 +29,10 @@ mod stream;
 mod write;
 
 pub use defrag::{Reassembly, MAX_AGE_NS, MAX_PENDING};
-pub use frame::{udp_frame, udp_frames};
+pub use frame::{udp_frame, udp_frame_into, udp_frames};
 pub use reader::{Capture, CaptureStats, Datagram, Datagrams, Format};
 pub use stream::{CaptureRuns, Len32Payloads, PayloadStats, RUN_BYTES};
-pub use write::write_pcap;
+pub use write::{write_pcap, PcapRecorder};
 
 /// Why a file could not be opened as a capture.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

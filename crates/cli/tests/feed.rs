@@ -239,6 +239,24 @@ fn handle_replayed_all(
     (read_json(&report), stderr)
 }
 
+/// `handle --captures -q` on `cfg` with `args`, its report written to `json`: the report.
+fn handle_captures(cfg: &Path, json: &Path, args: &[&str]) -> serde_json::Value {
+    let out = fastfeed()
+        .args([
+            "handle",
+            "--captures",
+            "-q",
+            "--report-json",
+            &path_arg(json),
+        ])
+        .args(args)
+        .arg(cfg)
+        .output()
+        .unwrap();
+    stdout_of_success(&out, "handle --captures");
+    read_json(json)
+}
+
 /// Every datagram the live handler read was timed from the kernel's receive timestamp to
 /// the books, and the figures are in order.
 fn check_wire_latency(r: &serde_json::Value) {
@@ -261,9 +279,10 @@ fn replay_and_handle_recover_losses_on_both_lines() {
     let dir = scratch("feed-live");
     let cfg = config(&dir);
     // The same 1% lost on both lines: those packets are gone, and their instruments must
-    // recover from the snapshot line.
+    // recover from the snapshot line. Every datagram read is recorded as it comes.
     let args = ["--rate", "20000", "--drop", "0.01", "--same-faults", "-q"];
-    let (r, stderr) = handle_replayed(&dir, &cfg, &[], &args);
+    let rec = dir.join("rec");
+    let (r, stderr) = handle_replayed(&dir, &cfg, &["--record", &path_arg(&rec)], &args);
     let r = &r;
     let dropped: u64 = stderr
         .lines()
@@ -297,7 +316,43 @@ fn replay_and_handle_recover_losses_on_both_lines() {
     let kernel = ["a", "b", "snapshot"].map(|l| num(r, &format!("kernel_drops_{l}")));
     assert_eq!(kernel, [0; 3], "{r}");
     check_wire_latency(r);
+    handle_the_recording(&cfg, &rec, r);
     std::fs::remove_dir_all(&dir).ok();
+}
+
+/// The live run's recording (`rec`/FUT-BOOK-5.pcap, every datagram it read) as the capture
+/// of every line of `cfg`: handled offline, each line takes back its datagrams, and the
+/// books come out as sound as live.
+fn handle_the_recording(cfg: &Path, rec: &Path, live: &serde_json::Value) {
+    let pcap = rec.join("FUT-BOOK-5.pcap");
+    let read = ["packets_a", "packets_b", "snapshot_packets"].map(|k| num(live, k));
+    assert_eq!(
+        num(live, "recorded_datagrams"),
+        read.iter().sum::<u64>(),
+        "{live}"
+    );
+    let mut text = std::fs::read_to_string(cfg).unwrap();
+    for file in ["increment_a.dat", "increment_b.dat", "snapshot.dat"] {
+        text = text.replace(
+            &format!("\"{}\", format = \"raw\"", corpus(file).display()),
+            &format!("\"{}\", format = \"pcap\"", pcap.display()),
+        );
+    }
+    let offline = rec.join("offline.toml");
+    std::fs::write(&offline, text).unwrap();
+    let r = &handle_captures(&offline, &rec.join("offline.json"), &[])["FUT-BOOK-5"];
+    for k in ["packets_a", "packets_b"] {
+        assert_eq!(num(r, k), num(live, k), "{k}: {r}");
+    }
+    assert!(num(r, "snapshot_packets") > 0, "{r}");
+    let sound = [
+        "rejected_a",
+        "rejected_b",
+        "rejected_snapshot",
+        "book_errors",
+    ];
+    assert_eq!(sound.map(|k| num(r, k)), [0; 4], "{r}");
+    assert_eq!(num(r, "not_live"), 0, "{r}");
 }
 
 #[test]
@@ -853,31 +908,14 @@ fn channels_on_threads_are_handled_as_on_one() {
             (names[2], 10, [None; 3]),
         ],
     );
-    let report = |threads: &[&str]| {
-        let json = dir.join(format!("handle{}.json", threads.len()));
-        let out = fastfeed()
-            .args([
-                "handle",
-                "--captures",
-                "-q",
-                "--report-json",
-                &path_arg(&json),
-            ])
-            .args([
-                "--bus",
-                "shm",
-                "--feed",
-                &format!("threads{}", std::process::id()),
-            ])
-            .args(threads)
-            .arg(&cfg)
-            .output()
-            .unwrap();
-        stdout_of_success(&out, "handle");
-        read_json(&json)
-    };
-    let one = report(&[]);
-    let two = report(&["--threads", "2"]);
+    let feed = format!("threads{}", std::process::id());
+    let bus = ["--bus", "shm", "--feed", &feed];
+    let one = handle_captures(&cfg, &dir.join("one.json"), &bus);
+    let two = handle_captures(
+        &cfg,
+        &dir.join("two.json"),
+        &[&bus[..], &["--threads", "2"]].concat(),
+    );
     let cpus = std::thread::available_parallelism().map_or(1, |n| n.get());
     for (c, name) in names.iter().enumerate() {
         let (a, b) = (&one[name], &two[name]);

@@ -3,8 +3,12 @@
 //! when it does not. Every datagram is timed from the kernel's receive timestamp to the
 //! books ([`WireLatency`]).
 
-use std::io;
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+use std::net::{Ipv4Addr, SocketAddrV4};
+use std::path::{Path, PathBuf};
 
+use fastfeed_capture::PcapRecorder;
 use fastfeed_feed::LineConfig;
 use fastfeed_net::{realtime_ns, McastReceiver, NetError, StampedRecv, BATCH};
 
@@ -29,6 +33,28 @@ pub struct LiveChannel {
     recv: StampedRecv,
     /// Each datagram's time from the kernel to the books.
     pub latency: WireLatency,
+    /// Where every datagram read is written, if asked.
+    recording: Option<Recording>,
+}
+
+/// Every datagram a channel's sockets read, as it is read, into a pcap: the kernel's
+/// receive time, the sender, the line's group. Handled as it would be without.
+struct Recording {
+    pcap: PcapRecorder<BufWriter<File>>,
+    path: PathBuf,
+    /// The first write that failed: recording stopped there; handling goes on.
+    error: Option<io::Error>,
+}
+
+/// What a recording wrote.
+#[derive(Debug)]
+pub struct Recorded {
+    /// The file.
+    pub path: PathBuf,
+    /// Datagrams written.
+    pub datagrams: u64,
+    /// Why it stopped early, if it did (the datagrams after it were handled, not written).
+    pub error: Option<io::Error>,
 }
 
 fn receiver(line: &LineConfig, which: &str) -> Result<McastReceiver, NetError> {
@@ -62,6 +88,7 @@ impl LiveChannel {
             snapshot_rx: None,
             recv: StampedRecv::new(),
             latency: WireLatency::default(),
+            recording: None,
         };
         live.follow_snapshot_wish()?;
         Ok(live)
@@ -89,6 +116,37 @@ impl LiveChannel {
         }
         self.channel.finish(now_ns, out);
         (self.channel, self.latency)
+    }
+
+    /// From now on, writes every datagram read (lines A, B and the snapshot line while
+    /// joined) to a new nanosecond pcap at `path`, a frame per datagram: the kernel's receive
+    /// time, its sender, the line's group as its destination; `handle --captures` on a
+    /// configuration whose lines name that file handles it as it was handled live.
+    pub fn record_to(&mut self, path: &Path) -> io::Result<()> {
+        let file = File::create(path)?;
+        let pcap = PcapRecorder::new(BufWriter::with_capacity(1 << 20, file))?;
+        self.recording = Some(Recording {
+            pcap,
+            path: path.to_path_buf(),
+            error: None,
+        });
+        Ok(())
+    }
+
+    /// Ends the recording (its file flushed): what it wrote.
+    pub fn stop_recording(&mut self) -> Option<Recorded> {
+        let r = self.recording.take()?;
+        let datagrams = r.pcap.written;
+        let mut error = r.error;
+        let flushed = r.pcap.into_inner().into_inner().map_err(|e| e.into_error());
+        if let Err(e) = flushed.and_then(|mut f| f.flush().and(f.sync_data())) {
+            error.get_or_insert(e);
+        }
+        Some(Recorded {
+            path: r.path,
+            datagrams,
+            error,
+        })
     }
 
     /// Whether the snapshot line is joined now.
@@ -157,6 +215,7 @@ impl LiveChannel {
             _ => self.lines.iter().find(|(l, _)| *l == id).map(|(_, rx)| rx),
         };
         let Some(rx) = rx else { return Ok(0) };
+        let group = rx.group();
         let got = match self.recv.recv_batch(rx, most) {
             Ok(got) => got,
             Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(0),
@@ -172,6 +231,14 @@ impl LiveChannel {
             let (bytes, stamp) = self.recv.datagram(i);
             self.channel.on_packet(id, bytes, now_ns, out);
             self.latency.record(stamp, read, realtime_ns());
+            // After the books: the write is not on the datagram's way to them.
+            if let Some(r) = self.recording.as_mut().filter(|r| r.error.is_none()) {
+                let from = self.recv.sender(i);
+                let from = from.unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0));
+                if let Err(e) = r.pcap.record(stamp.unwrap_or(read), from, group, bytes) {
+                    r.error = Some(e);
+                }
+            }
         }
         Ok(got)
     }

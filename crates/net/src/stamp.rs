@@ -6,8 +6,11 @@
 use std::io::{self, IoSliceMut};
 use std::os::fd::AsRawFd;
 
+use std::net::SocketAddrV4;
+
 use nix::sys::socket::{
     recvmmsg, recvmsg, setsockopt, sockopt, ControlMessageOwned, MsgFlags, MultiHeaders, RecvMsg,
+    SockaddrIn,
 };
 use nix::sys::time::TimeSpec;
 
@@ -31,10 +34,10 @@ pub fn realtime_ns() -> u64 {
 #[derive(Debug)]
 pub struct StampedRecv {
     cmsg: Vec<u8>,
-    headers: MultiHeaders<()>,
+    headers: MultiHeaders<SockaddrIn>,
     bufs: [Vec<u8>; BATCH],
-    /// The last batch: each datagram's length and stamp.
-    got: Vec<(usize, Option<u64>)>,
+    /// The last batch: each datagram's length, stamp and sender.
+    got: Vec<(usize, Option<u64>, Option<SocketAddrV4>)>,
 }
 
 impl Default for StampedRecv {
@@ -44,7 +47,7 @@ impl Default for StampedRecv {
 }
 
 /// The kernel's timestamp among a datagram's control messages, ns on CLOCK_REALTIME.
-fn stamp_of(msg: &RecvMsg<'_, '_, ()>) -> Option<u64> {
+fn stamp_of<S>(msg: &RecvMsg<'_, '_, S>) -> Option<u64> {
     msg.cmsgs().ok()?.find_map(|m| match m {
         ControlMessageOwned::ScmTimestampns(t) => {
             let ns = (t.tv_sec() as u64)
@@ -106,14 +109,22 @@ impl StampedRecv {
         )
         .map_err(io::Error::from)?;
         self.got.clear();
-        self.got.extend(got.map(|m| (m.bytes, stamp_of(&m))));
+        self.got.extend(got.map(|m| {
+            let from = m.address.map(|a| SocketAddrV4::new(a.ip(), a.port()));
+            (m.bytes, stamp_of(&m), from)
+        }));
         Ok(self.got.len())
     }
 
     /// Datagram `i` of the last batch and its kernel timestamp.
     pub fn datagram(&self, i: usize) -> (&[u8], Option<u64>) {
-        let (len, stamp) = self.got[i];
+        let (len, stamp, _) = self.got[i];
         (&self.bufs[i][..len], stamp)
+    }
+
+    /// Who sent datagram `i` of the last batch (as the kernel gave it).
+    pub fn sender(&self, i: usize) -> Option<SocketAddrV4> {
+        self.got[i].2
     }
 }
 

@@ -81,6 +81,11 @@ pub struct HandleArgs {
     /// HOST:PORT (port 0: any free one, printed on standard error).
     #[arg(long, value_name = "ADDR", conflicts_with = "bench")]
     pub metrics: Option<String>,
+    /// Live: write every datagram each channel reads (lines A, B, and the snapshot line
+    /// while joined) to DIR/<channel>.pcap as it comes, with the kernel's receive time and
+    /// the sender: a capture that `--captures` and `replay` take back.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["bench", "captures"])]
+    pub record: Option<PathBuf>,
 }
 
 pub fn load(config: &std::path::Path, verify: bool) -> Result<(FeedConfig, Vec<ChannelSetup>)> {
@@ -114,6 +119,9 @@ pub fn run(a: HandleArgs) -> Result<ExitCode> {
         }
         None => None,
     };
+    if let Some(dir) = &a.record {
+        std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    }
     let run = Running::new(metrics);
     let serve = |set: &[ChannelSetup], run: &Running, ready: Ready<'_>| {
         serve(&a, &name, zenoh.as_ref(), set, run, ready)
@@ -189,6 +197,7 @@ fn serve_on<O: Output>(
             (true, _) => Duration::MAX,
             (false, us) => Duration::from_micros(us.unwrap_or(0)),
         },
+        record: a.record.as_deref(),
     };
     live_on(channels, live, out, &opts, run)
 }
@@ -214,6 +223,7 @@ fn report(
         channel: ch,
         latency,
         placement,
+        recorded,
     } in finals
     {
         let s = ch.stats();
@@ -253,6 +263,24 @@ fn report(
             "{}/{name}: instruments={known} not_live={waiting}{line}",
             feed.feed
         );
+        if let Some(r) = recorded {
+            let path = r.path.display();
+            obj.insert("recorded_datagrams".into(), r.datagrams.into());
+            obj.insert("recorded_to".into(), path.to_string().into());
+            match &r.error {
+                None => eprintln!(
+                    "{}/{name}: recorded {} datagrams to {path}",
+                    feed.feed, r.datagrams
+                ),
+                Some(e) => {
+                    eprintln!(
+                        "{}/{name}: recording to {path} stopped after {} datagrams: {e}",
+                        feed.feed, r.datagrams
+                    );
+                    obj.insert("record_error".into(), e.to_string().into());
+                }
+            }
+        }
         if let Some(w) = latency {
             for (k, v) in w.fields() {
                 obj.insert(k, v.into());

@@ -11,7 +11,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use fastfeed_handler::live::LiveChannel;
+use fastfeed_handler::live::{LiveChannel, Recorded};
 use fastfeed_handler::{Channel, ChannelSetup, Output, WireLatency};
 
 use crate::metrics::Metrics;
@@ -28,6 +28,8 @@ pub struct Finished {
     pub latency: Option<WireLatency>,
     /// With `--threads`: the thread that ran it and the CPU that thread was pinned to.
     pub placement: Option<Placement>,
+    /// With `--record`: what its recording wrote.
+    pub recorded: Option<Recorded>,
 }
 
 /// Where a channel ran.
@@ -41,13 +43,15 @@ pub struct Placement {
 
 /// How the live loop runs.
 #[derive(Clone, Copy, Debug)]
-pub struct LiveOpts {
+pub struct LiveOpts<'a> {
     /// Stop once no datagram came to any channel for this long after the first (0: never).
     pub idle_exit_ms: u64,
     /// A status line a second.
     pub status: bool,
     /// Read without blocking for this long after a datagram (`Duration::MAX`: always).
     pub spin_for: Duration,
+    /// Write every datagram each channel reads to `<channel>.pcap` in this folder.
+    pub record: Option<&'a std::path::Path>,
 }
 
 /// What the threads of one handler share: the feed's last datagram, a stop on failure, and
@@ -157,6 +161,7 @@ pub fn captures_on<O: Output>(
             channel: ch,
             latency: None,
             placement: None,
+            recorded: None,
         });
         if run.stopped() {
             break;
@@ -194,6 +199,7 @@ pub fn run_live<O: Output>(
         idle_exit_ms,
         status,
         spin_for,
+        record: None,
     };
     live_on(channels, live, out, &opts, &Running::new(None))
 }
@@ -203,7 +209,7 @@ pub fn live_on<O: Output>(
     channels: &[ChannelSetup],
     mut live: Vec<LiveChannel>,
     out: &mut O,
-    o: &LiveOpts,
+    o: &LiveOpts<'_>,
     run: &Running,
 ) -> Result<Vec<Finished>> {
     let start = run.start;
@@ -213,6 +219,13 @@ pub fn live_on<O: Output>(
     let mut next_status = Instant::now() + Duration::from_secs(1);
     let mut last_msgs = 0u64;
     let mut silent = vec![[false; 2]; live.len()];
+    if let Some(dir) = o.record {
+        for (c, l) in channels.iter().zip(&mut live) {
+            let path = dir.join(record_file(&c.config.name));
+            l.record_to(&path)
+                .with_context(|| format!("recording to {}", path.display()))?;
+        }
+    }
     if let Some(m) = &run.metrics {
         for (c, l) in channels.iter().zip(&live) {
             for (line, rx) in l.sockets() {
@@ -302,13 +315,15 @@ pub fn live_on<O: Output>(
     let finals: Vec<Finished> = channels
         .iter()
         .zip(live)
-        .map(|(c, l)| {
+        .map(|(c, mut l)| {
+            let recorded = l.stop_recording();
             let (channel, latency) = l.finish(end_ns, out);
             Finished {
                 name: c.config.name.clone(),
                 channel,
                 latency: Some(latency),
                 placement: None,
+                recorded,
             }
         })
         .collect();
@@ -318,6 +333,19 @@ pub fn live_on<O: Output>(
             .map(|f| (f.name.as_str(), &f.channel, f.latency.as_ref())),
     );
     Ok(finals)
+}
+
+/// The file a channel is recorded to: its name, with what a file name should not hold as
+/// `_`.
+pub fn record_file(channel: &str) -> String {
+    let name: String = channel
+        .chars()
+        .map(|c| match c {
+            'a'..='z' | 'A'..='Z' | '0'..='9' | '.' | '-' | '_' => c,
+            _ => '_',
+        })
+        .collect();
+    format!("{name}.pcap")
 }
 
 /// A channel's counters as the report names them, with its instruments and, live, its
