@@ -193,8 +193,8 @@ pub fn run(a: BookArgs) -> Result<ExitCode> {
         failed: None,
         seen: HashMap::new(),
     };
-    if a.captures {
-        run_captures(&channels, &mut p, false)?;
+    let finals = if a.captures {
+        run_captures(&channels, &mut p, false)?
     } else {
         run_live(
             &channels,
@@ -202,8 +202,8 @@ pub fn run(a: BookArgs) -> Result<ExitCode> {
             a.idle_exit_ms,
             false,
             std::time::Duration::ZERO,
-        )?;
-    }
+        )?
+    };
     if let Some(t) = p.last.take() {
         write!(p.out, "{t}")?;
     }
@@ -214,6 +214,14 @@ pub fn run(a: BookArgs) -> Result<ExitCode> {
     }
     p.out.flush()?;
     eprintln!("{} changes of security {security}", p.changes);
+    // Live: how long the channel's datagrams took from the kernel to the books.
+    for f in finals
+        .iter()
+        .filter(|f| f.latency.as_ref().is_some_and(|w| w.count() > 0))
+    {
+        let w = f.latency.as_ref().expect("filtered");
+        eprintln!("{}: {}", f.name, w.summary());
+    }
     if p.changes == 0 {
         // A mistyped id reads as an instrument that never traded: say what the feed had.
         let busiest = p.busiest(5);
