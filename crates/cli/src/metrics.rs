@@ -16,8 +16,9 @@ pub struct Metrics {
     started: Instant,
     /// Channel -> its (name, value) pairs, in the report's order.
     channels: Mutex<BTreeMap<String, Vec<(String, u64)>>>,
-    /// The lines' sockets (channel, line, inode), whose kernel drops are read when asked.
-    sockets: Mutex<Vec<(String, &'static str, String)>>,
+    /// Channel -> its lines' sockets (line, inode) now, whose kernel drops are read when
+    /// asked.
+    sockets: Mutex<BTreeMap<String, Vec<(&'static str, String)>>>,
 }
 
 impl Metrics {
@@ -32,7 +33,7 @@ impl Metrics {
             feed: feed.to_string(),
             started: Instant::now(),
             channels: Mutex::new(BTreeMap::new()),
-            sockets: Mutex::new(Vec::new()),
+            sockets: Mutex::new(BTreeMap::new()),
         });
         let m = metrics.clone();
         std::thread::Builder::new()
@@ -64,11 +65,12 @@ impl Metrics {
         channels.insert(channel.to_string(), values);
     }
 
-    /// A line's socket, whose drops in the kernel (`/proc/net/udp`) each scrape reads: the
-    /// handler's threads never read them while they run.
-    pub fn watch_socket(&self, channel: &str, line: &'static str, inode: String) {
+    /// A channel's sockets now (line, inode), whose drops in the kernel (`/proc/net/udp`)
+    /// each scrape reads: the handler's threads never read them while they run. Given again
+    /// as the snapshot line is joined and left, so the line's socket of the moment is read.
+    pub fn watch_sockets(&self, channel: &str, lines: Vec<(&'static str, String)>) {
         let mut sockets = self.sockets.lock().unwrap_or_else(|e| e.into_inner());
-        sockets.push((channel.to_string(), line, inode));
+        sockets.insert(channel.to_string(), lines);
     }
 
     /// Prometheus's text exposition: one family per counter, a sample per channel.
@@ -112,13 +114,15 @@ impl Metrics {
                 "# HELP {name} Datagrams the kernel dropped for a line's socket (a full receive buffer), now."
             );
             let _ = writeln!(out, "# TYPE {name} counter");
-            for (channel, line, inode) in sockets.iter() {
-                if let Some(d) = drops.get(inode) {
-                    let channel = escape(channel);
-                    let _ = writeln!(
-                        out,
-                        "{name}{{feed=\"{feed}\",channel=\"{channel}\",line=\"{line}\"}} {d}"
-                    );
+            for (channel, lines) in sockets.iter() {
+                let channel = escape(channel);
+                for (line, inode) in lines {
+                    if let Some(d) = drops.get(inode) {
+                        let _ = writeln!(
+                            out,
+                            "{name}{{feed=\"{feed}\",channel=\"{channel}\",line=\"{line}\"}} {d}"
+                        );
+                    }
                 }
             }
         }
@@ -153,7 +157,7 @@ mod tests {
             feed: "mo\"ex".into(),
             started: Instant::now(),
             channels: Mutex::new(BTreeMap::new()),
-            sockets: Mutex::new(Vec::new()),
+            sockets: Mutex::new(BTreeMap::new()),
         };
         m.set("B", vec![("packets_a".into(), 7), ("a.lost".into(), 1)]);
         m.set("A", vec![("packets_a".into(), 5), ("a.lost".into(), 0)]);

@@ -87,6 +87,17 @@ impl Running {
         }
     }
 
+    /// Every channel's sockets now (the snapshot line's comes and goes), for `--metrics`.
+    fn watch_sockets(&self, channels: &[ChannelSetup], live: &[LiveChannel]) {
+        if let Some(m) = &self.metrics {
+            for (c, l) in channels.iter().zip(live) {
+                let lines = l.sockets().into_iter();
+                let lines = lines.filter_map(|(line, rx)| Some((line, rx.inode()?)));
+                m.watch_sockets(&c.config.name, lines.collect());
+            }
+        }
+    }
+
     fn saw_packet(&self, at: Instant) {
         let ns = (at - self.start).as_nanos() as u64 + 1;
         self.last_ns.fetch_max(ns, Ordering::Relaxed);
@@ -226,15 +237,7 @@ pub fn live_on<O: Output>(
                 .with_context(|| format!("recording to {}", path.display()))?;
         }
     }
-    if let Some(m) = &run.metrics {
-        for (c, l) in channels.iter().zip(&live) {
-            for (line, rx) in l.sockets() {
-                if let Some(inode) = rx.inode() {
-                    m.watch_socket(&c.config.name, line, inode);
-                }
-            }
-        }
-    }
+    run.watch_sockets(channels, &live);
     loop {
         let now_ns = start.elapsed().as_nanos() as u64;
         let mut n = 0;
@@ -281,6 +284,7 @@ pub fn live_on<O: Output>(
                 (channels.iter().zip(&live))
                     .map(|(c, l)| (c.config.name.as_str(), &l.channel, Some(&l.latency))),
             );
+            run.watch_sockets(channels, &live);
             next_status += Duration::from_secs(1);
         }
         // Quiet here: is the whole feed quiet? (Another thread's datagrams count too.)
