@@ -13,8 +13,9 @@ pub fn udp_frame(src: SocketAddrV4, dst: SocketAddrV4, payload: &[u8]) -> Option
     udp_frame_into(&mut out, src, dst, payload).then_some(out)
 }
 
-/// [`udp_frame`] into `out` (cleared first), so a writer of many frames reuses one buffer;
-/// false if the payload does not fit one datagram.
+/// [`udp_frame`] appended to `out`, so a writer of many frames reuses one buffer (and can
+/// put a record's header before the frame); false, `out` as it was, if the payload does not
+/// fit one datagram.
 pub fn udp_frame_into(
     out: &mut Vec<u8>,
     src: SocketAddrV4,
@@ -33,9 +34,13 @@ pub fn udp_frame_into(
     let builder = PacketBuilder::ethernet2(src_mac, dst_mac)
         .ipv4(s, ip, 1)
         .udp(src.port(), dst.port());
-    out.clear();
+    let head = out.len();
     out.reserve(builder.size(payload.len()));
-    builder.write(out, payload).is_ok()
+    let ok = builder.write(out, payload).is_ok();
+    if !ok {
+        out.truncate(head);
+    }
+    ok
 }
 
 /// The Ethernet II frames of `payload` sent as one UDP datagram from `src` to `dst` over a

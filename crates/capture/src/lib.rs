@@ -25,12 +25,14 @@
 mod defrag;
 mod frame;
 mod reader;
+mod spool;
 mod stream;
 mod write;
 
 pub use defrag::{Reassembly, MAX_AGE_NS, MAX_PENDING};
 pub use frame::{udp_frame, udp_frame_into, udp_frames};
 pub use reader::{Capture, CaptureStats, Datagram, Datagrams, Format};
+pub use spool::{Spool, SpoolSize};
 pub use stream::{CaptureRuns, Len32Payloads, PayloadStats, RUN_BYTES};
 pub use write::{write_pcap, PcapRecorder};
 

@@ -41,57 +41,79 @@ pub fn write_pcap<'a, W: Write>(
 }
 
 /// A nanosecond pcap written a datagram at a time (a feed handler recording what it
-/// receives): each datagram one Ethernet/IPv4/UDP frame, built in a buffer kept from one
-/// to the next.
+/// receives): each datagram one Ethernet/IPv4/UDP frame, built with its record header in a
+/// buffer kept from one to the next and written in one call, so a writer that refuses a
+/// call ([`crate::Spool`], its disk behind) refuses a whole datagram, never part of one.
 pub struct PcapRecorder<W: Write> {
-    w: PcapWriter<W>,
-    frame: Vec<u8>,
+    out: W,
+    record: Vec<u8>,
     /// Datagrams written.
     pub written: u64,
+    /// Datagrams the writer refused ([`std::io::ErrorKind::WouldBlock`]): not in the file.
+    pub refused: u64,
 }
 
+/// A pcap record's header: seconds, nanoseconds, captured and original length.
+const RECORD_HEADER: usize = 16;
+
 impl<W: Write> PcapRecorder<W> {
-    /// Writes the file header.
-    pub fn new(out: W) -> std::io::Result<PcapRecorder<W>> {
+    /// Writes the file header (little-endian, nanosecond times).
+    pub fn new(mut out: W) -> std::io::Result<PcapRecorder<W>> {
         let header = PcapHeader {
             ts_resolution: pcap_file::TsResolution::NanoSecond,
+            endianness: pcap_file::Endianness::Little,
             ..PcapHeader::default()
         };
-        let w = PcapWriter::with_header(out, header).map_err(pcap_error)?;
+        header.write_to(&mut out).map_err(pcap_error)?;
         Ok(PcapRecorder {
-            w,
-            frame: Vec::new(),
+            out,
+            record: Vec::new(),
             written: 0,
+            refused: 0,
         })
     }
 
-    /// One datagram from `src` to `dst`, received at `ns` (since the epoch).
+    /// One datagram from `src` to `dst`, received at `ns` (since the epoch). Ok(false): the
+    /// writer refused it for now (counted in `refused`).
     pub fn record(
         &mut self,
         ns: u64,
         src: SocketAddrV4,
         dst: SocketAddrV4,
         payload: &[u8],
-    ) -> std::io::Result<()> {
-        if !udp_frame_into(&mut self.frame, src, dst, payload) {
+    ) -> std::io::Result<bool> {
+        // pcap-file writes a record header only through its writer, which would cut a record
+        // over two calls: the header's four fields are written here, as the file header says.
+        self.record.clear();
+        self.record.resize(RECORD_HEADER, 0);
+        if !udp_frame_into(&mut self.record, src, dst, payload) {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
                 "payload over 65,507 bytes",
             ));
+        };
+        let len = self.record.len() - RECORD_HEADER;
+        let (secs, nanos) = (ns / 1_000_000_000, ns % 1_000_000_000);
+        let fields = [secs as u32, nanos as u32, len as u32, len as u32];
+        for (i, f) in fields.iter().enumerate() {
+            self.record[4 * i..4 * i + 4].copy_from_slice(&f.to_le_bytes());
         }
-        let packet = PcapPacket::new(
-            Duration::from_nanos(ns),
-            self.frame.len() as u32,
-            &self.frame,
-        );
-        self.w.write_packet(&packet).map_err(pcap_error)?;
-        self.written += 1;
-        Ok(())
+        match self.out.write_all(&self.record) {
+            Ok(()) => {
+                self.written += 1;
+                Ok(true)
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                self.refused += 1;
+                Ok(false)
+            }
+            Err(e) => Err(e),
+        }
     }
 
-    /// The writer, for its owner to flush.
+    /// The writer, for its owner to flush or finish.
     pub fn into_inner(self) -> W {
-        self.w.into_writer()
+        self.out
     }
 }
 
@@ -112,10 +134,12 @@ mod tests {
         );
         let group: SocketAddrV4 = "239.1.2.3:16001".parse().unwrap();
         let mut rec = PcapRecorder::new(Vec::new()).unwrap();
-        rec.record(1_700_000_000_123_456_789, a, group, b"first")
-            .unwrap();
-        rec.record(1_700_000_000_123_456_790, b, group, &[7u8; 1400])
-            .unwrap();
+        assert!(rec
+            .record(1_700_000_000_123_456_789, a, group, b"first")
+            .unwrap());
+        assert!(rec
+            .record(1_700_000_000_123_456_790, b, group, &[7u8; 1400])
+            .unwrap());
         let too_big = vec![0u8; 70_000];
         assert!(rec.record(1, a, group, &too_big).is_err());
         assert_eq!(rec.written, 2);

@@ -4,17 +4,9 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::Stdio;
+use std::io::Read;
 
 use common::*;
-
-fn corpus(file: &str) -> String {
-    format!(
-        "{}/../../../shared/corpus/moex-forts-2013/{file}",
-        env!("CARGO_MANIFEST_DIR")
-    )
-}
 
 #[test]
 fn book_follows_a_live_feed_and_says_its_wire_to_book() {
@@ -23,49 +15,20 @@ fn book_follows_a_live_feed_and_says_its_wire_to_book() {
         return;
     }
     let dir = scratch("book-live");
-    let line = |tag: u16, file: &str| {
-        format!(
-            "{{ group = \"{}\", capture = \"{}\", format = \"raw\" }}",
-            unique_group(tag),
-            corpus(file)
-        )
-    };
-    let cfg = dir.join("moex.toml");
-    std::fs::write(
-        &cfg,
-        format!(
-            "feed = \"moex\"\nprofile = \"moex-forts\"\ntemplates = \"{}\"\n\n[[channel]]\nname = \"FUT-BOOK-5\"\na = {}\nb = {}\nsnapshot = {}\n",
-            corpus("templates.xml"),
-            line(1, "increment_a.dat"),
-            line(2, "increment_b.dat"),
-            line(3, "snapshot.dat"),
-        ),
-    )
-    .unwrap();
-    let mut book = fastfeed()
-        .args([
-            "book",
-            "--json",
-            "--security",
-            "49630790",
-            "--idle-exit-ms",
-            "1500",
-        ])
-        .arg(&cfg)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(book.stdout.take().unwrap());
-    let mut ready = String::new();
-    stdout.read_line(&mut ready).unwrap();
-    assert_eq!(ready.trim(), "ready");
-    let replay = fastfeed()
-        .args(["replay", "--rate", "20000", "-q"])
-        .arg(&cfg)
-        .output()
-        .unwrap();
-    stdout_of_success(&replay, "replay");
+    let cfg = moex_live_config(&dir, 1);
+    let (book, mut stdout) = spawn_ready(
+        fastfeed()
+            .args([
+                "book",
+                "--json",
+                "--security",
+                "49630790",
+                "--idle-exit-ms",
+                "1500",
+            ])
+            .arg(&cfg),
+    );
+    replay_at(&cfg, 20_000);
     let mut changes = String::new();
     stdout.read_to_string(&mut changes).unwrap();
     let out = book.wait_with_output().unwrap();

@@ -331,6 +331,7 @@ fn handle_the_recording(cfg: &Path, rec: &Path, live: &serde_json::Value) {
         read.iter().sum::<u64>(),
         "{live}"
     );
+    assert_eq!(num(live, "recorded_refused"), 0, "{live}");
     let mut text = std::fs::read_to_string(cfg).unwrap();
     for file in ["increment_a.dat", "increment_b.dat", "snapshot.dat"] {
         text = text.replace(

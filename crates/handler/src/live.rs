@@ -3,12 +3,11 @@
 //! when it does not. Every datagram is timed from the kernel's receive timestamp to the
 //! books ([`WireLatency`]).
 
-use std::fs::File;
-use std::io::{self, BufWriter, Write};
+use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 
-use fastfeed_capture::PcapRecorder;
+use fastfeed_capture::{PcapRecorder, Spool, SpoolSize};
 use fastfeed_feed::LineConfig;
 use fastfeed_net::{realtime_ns, McastReceiver, NetError, StampedRecv, BATCH};
 
@@ -40,7 +39,9 @@ pub struct LiveChannel {
 /// Every datagram a channel's sockets read, as it is read, into a pcap: the kernel's
 /// receive time, the sender, the line's group. Handled as it would be without.
 struct Recording {
-    pcap: PcapRecorder<BufWriter<File>>,
+    pcap: PcapRecorder<Spool>,
+    /// How far the disk may fall behind, bytes.
+    buffer: usize,
     path: PathBuf,
     /// The first write that failed: recording stopped there; handling goes on.
     error: Option<io::Error>,
@@ -53,6 +54,11 @@ pub struct Recorded {
     pub path: PathBuf,
     /// Datagrams written.
     pub datagrams: u64,
+    /// Datagrams not written because the disk was that far behind (the spool's chunks all
+    /// waiting for it): the handler went on without waiting for it.
+    pub refused: u64,
+    /// How far the disk could fall behind, bytes (`refused` counts what came past it).
+    pub buffer: usize,
     /// Why it stopped early, if it did (the datagrams after it were handled, not written).
     pub error: Option<io::Error>,
 }
@@ -122,29 +128,36 @@ impl LiveChannel {
     /// joined) to a new nanosecond pcap at `path`, a frame per datagram: the kernel's receive
     /// time, its sender, the line's group as its destination; `handle --captures` on a
     /// configuration whose lines name that file handles it as it was handled live.
-    pub fn record_to(&mut self, path: &Path) -> io::Result<()> {
-        let file = File::create(path)?;
-        let pcap = PcapRecorder::new(BufWriter::with_capacity(1 << 20, file))?;
+    /// `size` bounds how far the disk may fall behind: past it, datagrams are handled but
+    /// not recorded, and counted.
+    pub fn record_to(&mut self, path: &Path, size: SpoolSize) -> io::Result<()> {
+        // The writes go to a thread of their own, in the background of the channel's: a
+        // flush to a slow disk never holds the next datagram in its socket.
+        let background = || {
+            let _ = fastfeed_net::affinity::background_current_thread();
+        };
+        let spool = Spool::create(path, size, background)?;
         self.recording = Some(Recording {
-            pcap,
+            pcap: PcapRecorder::new(spool)?,
+            buffer: size.chunk * size.chunks,
             path: path.to_path_buf(),
             error: None,
         });
         Ok(())
     }
 
-    /// Ends the recording (its file flushed): what it wrote.
+    /// Ends the recording (its file written and synced): what it wrote.
     pub fn stop_recording(&mut self) -> Option<Recorded> {
         let r = self.recording.take()?;
-        let datagrams = r.pcap.written;
-        let mut error = r.error;
-        let flushed = r.pcap.into_inner().into_inner().map_err(|e| e.into_error());
-        if let Err(e) = flushed.and_then(|mut f| f.flush().and(f.sync_data())) {
-            error.get_or_insert(e);
-        }
+        let (datagrams, refused) = (r.pcap.written, r.pcap.refused);
+        let finished = r.pcap.into_inner().finish();
+        // The writer's own error (a full disk) says more than the one it was seen by.
+        let error = finished.err().or(r.error);
         Some(Recorded {
             path: r.path,
             datagrams,
+            refused,
+            buffer: r.buffer,
             error,
         })
     }
@@ -235,6 +248,7 @@ impl LiveChannel {
             if let Some(r) = self.recording.as_mut().filter(|r| r.error.is_none()) {
                 let from = self.recv.sender(i);
                 let from = from.unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0));
+                // Refused (the disk behind) is counted in the recorder; an error stops it.
                 if let Err(e) = r.pcap.record(stamp.unwrap_or(read), from, group, bytes) {
                     r.error = Some(e);
                 }

@@ -24,6 +24,22 @@ pub fn pin_current_thread(nth: usize) -> std::io::Result<usize> {
     Ok(cpu)
 }
 
+/// Makes the calling thread a background helper of a pinned one (a recording's writer):
+/// free to run on any CPU of [`order`], since it would otherwise share its starter's one CPU,
+/// and at the lowest priority (nice 19), so that where every core is busy with the feed it
+/// runs in their idle time rather than taking slices from the threads that read it.
+pub fn background_current_thread() -> std::io::Result<()> {
+    let mut set = rustix::thread::CpuSet::new();
+    for &cpu in order() {
+        set.set(cpu);
+    }
+    rustix::thread::sched_setaffinity(None, &set)?;
+    // Linux gives each thread its own nice value: this one only.
+    let me = rustix::thread::gettid();
+    rustix::process::setpriority_process(Some(me), 19)?;
+    Ok(())
+}
+
 /// The CPUs this process may use, as read on the first call (before any thread is pinned),
 /// one per physical core first, then their second hyperthreads, and so on.
 pub fn order() -> &'static [usize] {

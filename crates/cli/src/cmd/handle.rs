@@ -86,6 +86,11 @@ pub struct HandleArgs {
     /// the sender: a capture that `--captures` and `replay` take back.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["bench", "captures"])]
     pub record: Option<PathBuf>,
+    /// With `--record`: how far (MiB) each channel's recording may fall behind a slow disk
+    /// before datagrams are handled but not recorded (counted as `recorded_refused`).
+    #[arg(long, value_name = "MIB", default_value_t = 16, requires = "record",
+          value_parser = clap::value_parser!(u32).range(1..=65536))]
+    pub record_buffer: u32,
 }
 
 pub fn load(config: &std::path::Path, verify: bool) -> Result<(FeedConfig, Vec<ChannelSetup>)> {
@@ -197,7 +202,10 @@ fn serve_on<O: Output>(
             (true, _) => Duration::MAX,
             (false, us) => Duration::from_micros(us.unwrap_or(0)),
         },
-        record: a.record.as_deref(),
+        record: a.record.as_deref().map(|dir| {
+            let mib = a.record_buffer as usize;
+            (dir, fastfeed_capture::SpoolSize::total(mib << 20))
+        }),
     };
     live_on(channels, live, out, &opts, run)
 }
@@ -266,6 +274,15 @@ fn report(
         if let Some(r) = recorded {
             let path = r.path.display();
             obj.insert("recorded_datagrams".into(), r.datagrams.into());
+            obj.insert("recorded_refused".into(), r.refused.into());
+            if r.refused > 0 {
+                eprintln!(
+                    "{}/{name}: {} datagrams handled but not recorded: the disk fell {} KiB behind",
+                    feed.feed,
+                    r.refused,
+                    r.buffer >> 10
+                );
+            }
             obj.insert("recorded_to".into(), path.to_string().into());
             match &r.error {
                 None => eprintln!(

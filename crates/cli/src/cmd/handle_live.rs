@@ -50,8 +50,9 @@ pub struct LiveOpts<'a> {
     pub status: bool,
     /// Read without blocking for this long after a datagram (`Duration::MAX`: always).
     pub spin_for: Duration,
-    /// Write every datagram each channel reads to `<channel>.pcap` in this folder.
-    pub record: Option<&'a std::path::Path>,
+    /// Write every datagram each channel reads to `<channel>.pcap` in this folder, the disk
+    /// allowed to fall this far behind.
+    pub record: Option<(&'a std::path::Path, fastfeed_capture::SpoolSize)>,
 }
 
 /// What the threads of one handler share: the feed's last datagram, a stop on failure, and
@@ -230,10 +231,10 @@ pub fn live_on<O: Output>(
     let mut next_status = Instant::now() + Duration::from_secs(1);
     let mut last_msgs = 0u64;
     let mut silent = vec![[false; 2]; live.len()];
-    if let Some(dir) = o.record {
+    if let Some((dir, size)) = o.record {
         for (c, l) in channels.iter().zip(&mut live) {
             let path = dir.join(record_file(&c.config.name));
-            l.record_to(&path)
+            l.record_to(&path, size)
                 .with_context(|| format!("recording to {}", path.display()))?;
         }
     }

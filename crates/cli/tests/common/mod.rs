@@ -278,3 +278,61 @@ pub fn strings(a: &[&str]) -> Vec<String> {
 pub fn path_arg(p: &Path) -> String {
     p.display().to_string()
 }
+
+/// A file of the MOEX FORTS 2013 capture in ../shared/corpus.
+pub fn moex_corpus(file: &str) -> String {
+    format!(
+        "{}/../../../shared/corpus/moex-forts-2013/{file}",
+        env!("CARGO_MANIFEST_DIR")
+    )
+}
+
+/// `dir/moex.toml`: the MOEX capture's channel FUT-BOOK-5 on live lines, A, B and snapshot
+/// on this process's groups `tag`, `tag + 1` and `tag + 2`.
+pub fn moex_live_config(dir: &Path, tag: u16) -> PathBuf {
+    let line = |tag: u16, file: &str| {
+        format!(
+            "{{ group = \"{}\", capture = \"{}\", format = \"raw\" }}",
+            unique_group(tag),
+            moex_corpus(file)
+        )
+    };
+    let cfg = dir.join("moex.toml");
+    std::fs::write(
+        &cfg,
+        format!(
+            "feed = \"moex\"\nprofile = \"moex-forts\"\ntemplates = \"{}\"\n\n[[channel]]\nname = \"FUT-BOOK-5\"\na = {}\nb = {}\nsnapshot = {}\n",
+            moex_corpus("templates.xml"),
+            line(tag, "increment_a.dat"),
+            line(tag + 1, "increment_b.dat"),
+            line(tag + 2, "snapshot.dat"),
+        ),
+    )
+    .unwrap();
+    cfg
+}
+
+/// `cmd` started with its standard output and error piped, once it has said "ready"; its
+/// output after that line.
+pub fn spawn_ready(cmd: &mut Command) -> (Child, BufReader<ChildStdout>) {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ready = String::new();
+    stdout.read_line(&mut ready).unwrap();
+    assert_eq!(ready.trim(), "ready", "{cmd:?} did not start");
+    (child, stdout)
+}
+
+/// `fastfeed replay --rate PPS -q CFG`, which must succeed.
+pub fn replay_at(cfg: &Path, pps: u32) {
+    let replay = fastfeed()
+        .args(["replay", "--rate", &pps.to_string(), "-q"])
+        .arg(cfg)
+        .output()
+        .unwrap();
+    stdout_of_success(&replay, "replay");
+}

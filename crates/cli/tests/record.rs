@@ -1,0 +1,113 @@
+//! `handle --record` on a disk that cannot keep up (a process of its own, so its groups are
+//! its own): the recording's file is a pipe nobody reads until the feed has ended, so the
+//! disk takes the pipe's 64 KiB and no more. What falls past the recording's buffer is
+//! handled and counted, never waited for: the feed loses nothing.
+
+mod common;
+
+use std::io::Read;
+use std::os::unix::fs::OpenOptionsExt;
+
+use common::*;
+
+/// The pcap's records (after its 24-byte header), each a 16-byte header then its bytes.
+fn pcap_records(pcap: &[u8]) -> u64 {
+    let (mut at, mut n) = (24, 0);
+    while at + 16 <= pcap.len() {
+        let len = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + len;
+        n += 1;
+    }
+    assert_eq!(at, pcap.len(), "a record cut short");
+    n
+}
+
+#[test]
+fn a_recording_behind_its_disk_costs_the_recording_not_the_feed() {
+    if !fastfeed_net::loopback_multicast_works() {
+        eprintln!("skipped: {}", fastfeed_net::LOOPBACK_HINT);
+        return;
+    }
+    let dir = scratch("record-behind");
+    let cfg = moex_live_config(&dir, 1);
+    let rec = dir.join("rec");
+    std::fs::create_dir(&rec).unwrap();
+    let fifo = rec.join("FUT-BOOK-5.pcap");
+    let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+    assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", fifo.display());
+    // The reading end is open (so the handler's open does not wait) but read only later.
+    let mut disk = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK)
+        .open(&fifo)
+        .unwrap();
+    let report = dir.join("h.json");
+    let (handle, _) = spawn_ready(
+        fastfeed()
+            .args([
+                "handle",
+                "-q",
+                "--idle-exit-ms",
+                "1500",
+                "--record-buffer",
+                "1",
+            ])
+            .arg("--record")
+            .arg(&rec)
+            .arg("--report-json")
+            .arg(&report)
+            .arg(&cfg),
+    );
+    replay_at(&cfg, 20_000);
+    // The feed is over: the disk catches up, and the handler finishes its recording.
+    let drain = std::thread::spawn(move || {
+        let mut pcap = Vec::new();
+        loop {
+            match disk.read_to_end(&mut pcap) {
+                Ok(_) => break pcap,
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    std::thread::sleep(std::time::Duration::from_millis(5))
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+    });
+    let out = handle.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let pcap = drain.join().unwrap();
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let live = &doc["FUT-BOOK-5"];
+    let read: u64 = ["packets_a", "packets_b", "snapshot_packets"]
+        .map(|k| num(live, k))
+        .iter()
+        .sum();
+    let (recorded, refused) = (
+        num(live, "recorded_datagrams"),
+        num(live, "recorded_refused"),
+    );
+    // The whole feed was read and handled; the recording kept what its buffer held.
+    assert_eq!(
+        (num(live, "packets_a"), num(live, "packets_b")),
+        (8_101, 8_088),
+        "{live}"
+    );
+    for k in [
+        "kernel_drops_a",
+        "kernel_drops_b",
+        "book_errors",
+        "not_live",
+    ] {
+        assert_eq!(num(live, k), 0, "{k}: {live}");
+    }
+    assert!(refused > 0, "the disk never fell behind: {live}");
+    assert_eq!(recorded + refused, read, "{live}");
+    assert!(live.get("record_error").is_none(), "{live}");
+    assert_eq!(pcap_records(&pcap), recorded);
+    assert!(
+        stderr.contains(&format!("{refused} datagrams handled but not recorded")),
+        "{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
