@@ -316,15 +316,15 @@ fn replay_and_handle_recover_losses_on_both_lines() {
     let kernel = ["a", "b", "snapshot"].map(|l| num(r, &format!("kernel_drops_{l}")));
     assert_eq!(kernel, [0; 3], "{r}");
     check_wire_latency(r);
-    handle_the_recording(&cfg, &rec, r);
+    handle_the_recording(&rec, r);
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// The live run's recording (`rec`/FUT-BOOK-5.pcap, every datagram it read) as the capture
-/// of every line of `cfg`: handled offline, each line takes back its datagrams, and the
-/// books come out as sound as live.
-fn handle_the_recording(cfg: &Path, rec: &Path, live: &serde_json::Value) {
-    let pcap = rec.join("FUT-BOOK-5.pcap");
+/// The live run's recording (`rec`/FUT-BOOK-5.pcap, every datagram it read) through the
+/// configuration the handler wrote beside it (`rec/feed.toml`, every line's capture that
+/// pcap): handled offline, each line takes back its datagrams, and the books come out as
+/// sound as live.
+fn handle_the_recording(rec: &Path, live: &serde_json::Value) {
     let read = ["packets_a", "packets_b", "snapshot_packets"].map(|k| num(live, k));
     assert_eq!(
         num(live, "recorded_datagrams"),
@@ -332,15 +332,15 @@ fn handle_the_recording(cfg: &Path, rec: &Path, live: &serde_json::Value) {
         "{live}"
     );
     assert_eq!(num(live, "recorded_refused"), 0, "{live}");
-    let mut text = std::fs::read_to_string(cfg).unwrap();
-    for file in ["increment_a.dat", "increment_b.dat", "snapshot.dat"] {
-        text = text.replace(
-            &format!("\"{}\", format = \"raw\"", corpus(file).display()),
-            &format!("\"{}\", format = \"pcap\"", pcap.display()),
-        );
-    }
-    let offline = rec.join("offline.toml");
-    std::fs::write(&offline, text).unwrap();
+    let offline = rec.join("feed.toml");
+    let text = std::fs::read_to_string(&offline).unwrap();
+    let pcap = rec.join("FUT-BOOK-5.pcap");
+    assert_eq!(
+        text.matches(&format!("capture = \"{}\"", pcap.display()))
+            .count(),
+        3,
+        "{text}"
+    );
     let r = &handle_captures(&offline, &rec.join("offline.json"), &[])["FUT-BOOK-5"];
     for k in ["packets_a", "packets_b"] {
         assert_eq!(num(r, k), num(live, k), "{k}: {r}");

@@ -4,8 +4,10 @@
 
 mod arbiter;
 pub mod config;
+mod recorded;
 mod sequence;
 
 pub use arbiter::{Arbiter, ArbiterStats, Arbitration, Line, LineStats};
 pub use config::{ChannelConfig, ConfigError, FeedConfig, LineConfig};
+pub use recorded::recorded_config;
 pub use sequence::{SeqCounters, SeqOutcome, SequenceTracker};

@@ -17,8 +17,8 @@ use fastfeed_handler::{setup, ChannelSetup, Output};
 
 use super::bus::{BusKind, ZenohArgs};
 use super::handle_live::{
-    captures_on, live_on, on_threads, open_live, say_ready, Finished, LiveOpts, Ready, Running,
-    Served,
+    captures_on, live_on, on_threads, open_live, record_file, say_ready, Finished, LiveOpts, Ready,
+    Running, Served,
 };
 
 use crate::metrics::Metrics;
@@ -93,6 +93,27 @@ pub struct HandleArgs {
     pub record_buffer: u32,
 }
 
+/// `DIR/feed.toml`: the feed's configuration with every line's capture pointed at its
+/// channel's recording, written before the first datagram, so a recording cut short is
+/// handled or replayed with it as well.
+fn write_recorded_config(config: &std::path::Path, dir: &std::path::Path) -> Result<PathBuf> {
+    let text =
+        std::fs::read_to_string(config).with_context(|| format!("reading {}", config.display()))?;
+    let base = config.parent().unwrap_or(std::path::Path::new(""));
+    let dir = std::path::absolute(dir)?;
+    let recorded = fastfeed_feed::recorded_config(&text, base, |c| dir.join(record_file(c)))
+        .with_context(|| format!("{}", config.display()))?;
+    let path = dir.join("feed.toml");
+    let header = format!(
+        "# The configuration of a recording by `fastfeed handle --record`: {}, with every\n\
+         # line's capture the pcap its channel was recorded to.\n\n",
+        config.display()
+    );
+    std::fs::write(&path, header + &recorded)
+        .with_context(|| format!("writing {}", path.display()))?;
+    Ok(path)
+}
+
 pub fn load(config: &std::path::Path, verify: bool) -> Result<(FeedConfig, Vec<ChannelSetup>)> {
     let feed = FeedConfig::load(config)?;
     let mut channels = setup(&feed)?;
@@ -126,6 +147,12 @@ pub fn run(a: HandleArgs) -> Result<ExitCode> {
     };
     if let Some(dir) = &a.record {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        let cfg = write_recorded_config(&a.config, dir)?;
+        eprintln!(
+            "recording to {}: handled again by `fastfeed handle {} --captures`",
+            dir.display(),
+            cfg.display()
+        );
     }
     let run = Running::new(metrics);
     let serve = |set: &[ChannelSetup], run: &Running, ready: Ready<'_>| {
