@@ -137,6 +137,7 @@ impl LiveChannel {
             let _ = fastfeed_net::affinity::background_current_thread();
         };
         let spool = Spool::create(path, size, background)?;
+        self.recv.keep_senders();
         self.recording = Some(Recording {
             pcap: PcapRecorder::new(spool)?,
             buffer: size.chunk * size.chunks,

@@ -4,6 +4,7 @@
 //! (their order alternating) and times each drain; a third socket, without timestamps, is
 //! read through `recvmsg` too, to tell the call's cost from the timestamp's, and a fourth,
 //! stamped, `recvmmsg` a batch at a time (`StampedRecv::recv_batch`, as the live handler
+//! reads), and a fifth the same with each datagram's sender (`keep_senders`, as a recording
 //! reads). Prints ns per datagram, median of the rounds. `cargo run --release -p fastfeed-net --example stamped_recv -- 200 100`
 use fastfeed_net::{McastReceiver, McastSender, StampedRecv};
 use std::net::{Ipv4Addr, SocketAddrV4};
@@ -34,9 +35,11 @@ fn main() {
     let stamped = McastReceiver::new(group, lo).expect("join");
     let unstamped_rx = McastReceiver::new(group, lo).expect("join");
     let batched = McastReceiver::new(group, lo).expect("join");
+    let with_senders = McastReceiver::new(group, lo).expect("join");
     stamped.stamp_arrivals().expect("SO_TIMESTAMPNS");
     batched.stamp_arrivals().expect("SO_TIMESTAMPNS");
-    for rx in [&plain, &stamped, &unstamped_rx, &batched] {
+    with_senders.stamp_arrivals().expect("SO_TIMESTAMPNS");
+    for rx in [&plain, &stamped, &unstamped_rx, &batched, &with_senders] {
         rx.set_nonblocking(true).expect("non-blocking");
     }
     std::thread::sleep(Duration::from_millis(100));
@@ -46,6 +49,9 @@ fn main() {
     let mut buf = vec![0u8; 65_536];
     let (mut p, mut s, mut m, mut batched_ns) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut batch = StampedRecv::new();
+    let mut senders = StampedRecv::new();
+    senders.keep_senders();
+    let (mut senders_ns, mut missing) = (Vec::new(), 0);
     let (mut unstamped, mut none) = (0, 0);
     for round in 0..rounds {
         for _ in 0..burst {
@@ -68,7 +74,15 @@ fn main() {
             d += got;
         }
         let d = (d, t.elapsed());
-        if [a.0, b.0, c.0, d.0] == [burst; 4] {
+        let t = Instant::now();
+        let mut e = 0;
+        while let Ok(got) = senders.recv_batch(&with_senders, usize::MAX) {
+            missing += (0..got).filter(|&i| senders.sender(i).is_none()).count();
+            e += got;
+        }
+        let e = (e, t.elapsed());
+        if [a.0, b.0, c.0, d.0, e.0] == [burst; 5] {
+            senders_ns.push(e.1.as_nanos() as f64 / burst as f64);
             p.push(a.1.as_nanos() as f64 / burst as f64);
             s.push(b.1.as_nanos() as f64 / burst as f64);
             m.push(c.1.as_nanos() as f64 / burst as f64);
@@ -79,6 +93,7 @@ fn main() {
         v.sort_by(f64::total_cmp);
         v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
     };
+    let senders_ns = median(&mut senders_ns);
     let (mp, ms, mm, mb) = (
         median(&mut p),
         median(&mut s),
@@ -86,7 +101,7 @@ fn main() {
         median(&mut batched_ns),
     );
     println!(
-        "{} rounds of {burst} datagrams, ns a datagram: recv {mp:.0}, recvmsg {mm:.0}, recvmsg stamped {ms:.0} (+{:.0} over recv), recvmmsg stamped {mb:.0}; {unstamped} of the stamped unstamped",
+        "{} rounds of {burst} datagrams, ns a datagram: recv {mp:.0}, recvmsg {mm:.0}, recvmsg stamped {ms:.0} (+{:.0} over recv), recvmmsg stamped {mb:.0}, and with senders {senders_ns:.0}; {unstamped} of the stamped unstamped, {missing} senders missing",
         p.len(),
         ms - mp
     );

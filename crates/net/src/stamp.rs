@@ -34,10 +34,19 @@ pub fn realtime_ns() -> u64 {
 #[derive(Debug)]
 pub struct StampedRecv {
     cmsg: Vec<u8>,
-    headers: MultiHeaders<SockaddrIn>,
+    headers: Headers,
     bufs: [Vec<u8>; BATCH],
     /// The last batch: each datagram's length, stamp and sender.
     got: Vec<(usize, Option<u64>, Option<SocketAddrV4>)>,
+}
+
+/// A batch's headers, with room for each datagram's sender only where it is asked for
+/// ([`StampedRecv::keep_senders`]): taking the address cost 30-60 ns a datagram more
+/// (`examples/stamped_recv.rs`, BENCHMARKS).
+#[derive(Debug)]
+enum Headers {
+    Plain(MultiHeaders<()>),
+    Senders(MultiHeaders<SockaddrIn>),
 }
 
 impl Default for StampedRecv {
@@ -66,7 +75,10 @@ impl StampedRecv {
     pub fn new() -> StampedRecv {
         StampedRecv {
             cmsg: nix::cmsg_space!(TimeSpec),
-            headers: MultiHeaders::preallocate(BATCH, Some(nix::cmsg_space!(TimeSpec))),
+            headers: Headers::Plain(MultiHeaders::preallocate(
+                BATCH,
+                Some(nix::cmsg_space!(TimeSpec)),
+            )),
             // Sized at the first batch: a reader of one datagram at a time needs none.
             bufs: std::array::from_fn(|_| Vec::new()),
             got: Vec::with_capacity(BATCH),
@@ -100,19 +112,25 @@ impl StampedRecv {
         }
         // On the stack: a call allocates nothing.
         let mut iovs = self.bufs.each_mut().map(|b| [IoSliceMut::new(b)]);
-        let got = recvmmsg(
+        let (fd, iovs, flags) = (
             rx.socket().as_raw_fd(),
-            &mut self.headers,
             iovs[..n].iter_mut(),
             MsgFlags::MSG_DONTWAIT,
-            None,
-        )
-        .map_err(io::Error::from)?;
+        );
         self.got.clear();
-        self.got.extend(got.map(|m| {
-            let from = m.address.map(|a| SocketAddrV4::new(a.ip(), a.port()));
-            (m.bytes, stamp_of(&m), from)
-        }));
+        match &mut self.headers {
+            Headers::Plain(h) => {
+                let got = recvmmsg(fd, h, iovs, flags, None).map_err(io::Error::from)?;
+                self.got.extend(got.map(|m| (m.bytes, stamp_of(&m), None)));
+            }
+            Headers::Senders(h) => {
+                let got = recvmmsg(fd, h, iovs, flags, None).map_err(io::Error::from)?;
+                self.got.extend(got.map(|m| {
+                    let from = m.address.map(|a| SocketAddrV4::new(a.ip(), a.port()));
+                    (m.bytes, stamp_of(&m), from)
+                }));
+            }
+        }
         Ok(self.got.len())
     }
 
@@ -122,9 +140,18 @@ impl StampedRecv {
         (&self.bufs[i][..len], stamp)
     }
 
-    /// Who sent datagram `i` of the last batch (as the kernel gave it).
+    /// Who sent datagram `i` of the last batch (as the kernel gave it); None unless
+    /// [`keep_senders`](Self::keep_senders) was called before the batch.
     pub fn sender(&self, i: usize) -> Option<SocketAddrV4> {
         self.got[i].2
+    }
+
+    /// From the next batch on, takes each datagram's sender too (a recording wants it).
+    pub fn keep_senders(&mut self) {
+        if let Headers::Plain(_) = self.headers {
+            let cmsg = Some(nix::cmsg_space!(TimeSpec));
+            self.headers = Headers::Senders(MultiHeaders::preallocate(BATCH, cmsg));
+        }
     }
 }
 
