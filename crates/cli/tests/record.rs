@@ -44,14 +44,7 @@ fn a_recording_behind_its_disk_costs_the_recording_not_the_feed() {
     let report = dir.join("h.json");
     let (handle, _) = spawn_ready(
         fastfeed()
-            .args([
-                "handle",
-                "-q",
-                "--idle-exit-ms",
-                "1500",
-                "--record-buffer",
-                "1",
-            ])
+            .args(["handle", "--idle-exit-ms", "1500", "--record-buffer", "1"])
             .arg("--record")
             .arg(&rec)
             .arg("--report-json")
@@ -109,5 +102,8 @@ fn a_recording_behind_its_disk_costs_the_recording_not_the_feed() {
         stderr.contains(&format!("{refused} datagrams handled but not recorded")),
         "{stderr}"
     );
+    // Said while it ran too: the status line of a second after the feed ended has it all.
+    let status = format!("FUT-BOOK-5: recorded {recorded} datagrams, {refused} handled but not");
+    assert!(stderr.contains(&status), "{status}: {stderr}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -163,6 +163,12 @@ impl LiveChannel {
         })
     }
 
+    /// While recording: the datagrams written so far, and those refused (the disk behind).
+    pub fn recording_counts(&self) -> Option<(u64, u64)> {
+        let r = self.recording.as_ref()?;
+        Some((r.pcap.written, r.pcap.refused))
+    }
+
     /// Whether the snapshot line is joined now.
     pub fn snapshot_joined(&self) -> bool {
         self.snapshot_rx.is_some()

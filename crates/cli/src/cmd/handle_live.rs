@@ -76,14 +76,26 @@ impl Running {
         }
     }
 
-    /// Every channel's counters now, for `--metrics`.
+    /// Every channel's counters now (with its recording's, if it records), for `--metrics`.
     fn publish<'c>(
         &self,
-        channels: impl Iterator<Item = (&'c str, &'c Channel, Option<&'c WireLatency>)>,
+        channels: impl Iterator<
+            Item = (
+                &'c str,
+                &'c Channel,
+                Option<&'c WireLatency>,
+                Option<(u64, u64)>,
+            ),
+        >,
     ) {
         if let Some(m) = &self.metrics {
-            for (name, ch, latency) in channels {
-                m.set(name, channel_values(ch, latency));
+            for (name, ch, latency, recorded) in channels {
+                let mut values = channel_values(ch, latency);
+                if let Some((written, refused)) = recorded {
+                    values.push(("recorded_datagrams".into(), written));
+                    values.push(("recorded_refused".into(), refused));
+                }
+                m.set(name, values);
             }
         }
     }
@@ -167,7 +179,7 @@ pub fn captures_on<O: Output>(
                 }
             }
         }
-        run.publish(std::iter::once((c.config.name.as_str(), &ch, None)));
+        run.publish(std::iter::once((c.config.name.as_str(), &ch, None, None)));
         finals.push(Finished {
             name: c.config.name.clone(),
             channel: ch,
@@ -278,13 +290,19 @@ pub fn live_on<O: Output>(
                     if l.latency.count() > 0 {
                         eprintln!("{} since start: {}", c.config.name, l.latency.summary());
                     }
+                    if let Some((written, refused)) = l.recording_counts() {
+                        eprintln!(
+                            "{}: recorded {written} datagrams, {refused} handled but not recorded (the disk behind)",
+                            c.config.name
+                        );
+                    }
                 }
                 last_msgs = msgs;
             }
-            run.publish(
-                (channels.iter().zip(&live))
-                    .map(|(c, l)| (c.config.name.as_str(), &l.channel, Some(&l.latency))),
-            );
+            run.publish((channels.iter().zip(&live)).map(|(c, l)| {
+                let name = c.config.name.as_str();
+                (name, &l.channel, Some(&l.latency), l.recording_counts())
+            }));
             run.watch_sockets(channels, &live);
             next_status += Duration::from_secs(1);
         }
@@ -332,11 +350,10 @@ pub fn live_on<O: Output>(
             }
         })
         .collect();
-    run.publish(
-        finals
-            .iter()
-            .map(|f| (f.name.as_str(), &f.channel, f.latency.as_ref())),
-    );
+    run.publish(finals.iter().map(|f| {
+        let recorded = f.recorded.as_ref().map(|r| (r.datagrams, r.refused));
+        (f.name.as_str(), &f.channel, f.latency.as_ref(), recorded)
+    }));
     Ok(finals)
 }
 
