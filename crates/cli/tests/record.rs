@@ -22,6 +22,32 @@ fn pcap_records(pcap: &[u8]) -> u64 {
     n
 }
 
+/// The nice value and allowed CPUs of process `pid`'s thread named "spool".
+fn spool_thread(pid: u32) -> (i64, String) {
+    let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
+    for task in tasks.map(|t| t.unwrap().path()) {
+        let comm = std::fs::read_to_string(task.join("comm")).unwrap_or_default();
+        if comm.trim() == "spool" {
+            let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+            // After the name: state, then fields 4 on; nice is field 19.
+            let after = stat.rsplit_once(") ").unwrap().1;
+            let nice = after.split(' ').nth(19 - 3).unwrap().parse().unwrap();
+            return (
+                nice,
+                allowed_cpus(&task.join("status").display().to_string()),
+            );
+        }
+    }
+    panic!("no spool thread in process {pid}");
+}
+
+/// `Cpus_allowed_list` of a `/proc/.../status` file.
+fn allowed_cpus(status: &str) -> String {
+    let text = std::fs::read_to_string(status).unwrap();
+    let line = text.lines().find(|l| l.starts_with("Cpus_allowed_list:"));
+    line.unwrap().split_whitespace().nth(1).unwrap().to_string()
+}
+
 #[test]
 fn a_recording_behind_its_disk_costs_the_recording_not_the_feed() {
     if !fastfeed_net::loopback_multicast_works() {
@@ -45,6 +71,8 @@ fn a_recording_behind_its_disk_costs_the_recording_not_the_feed() {
     let (handle, _) = spawn_ready(
         fastfeed()
             .args(["handle", "--idle-exit-ms", "1500", "--record-buffer", "1"])
+            // The channel's thread pinned: the writer is let back onto every core.
+            .args(["--threads", "1"])
             .arg("--record")
             .arg(&rec)
             .arg("--report-json")
@@ -52,6 +80,10 @@ fn a_recording_behind_its_disk_costs_the_recording_not_the_feed() {
             .arg(&cfg),
     );
     replay_at(&cfg, 20_000);
+    // Its writer, blocked on the pipe now, runs in the background of the pinned channel.
+    let (nice, cpus) = spool_thread(handle.id());
+    assert_eq!(nice, 19);
+    assert_eq!(cpus, allowed_cpus(&format!("/proc/{}/status", handle.id())));
     // The feed is over: the disk catches up, and the handler finishes its recording.
     let drain = std::thread::spawn(move || {
         let mut pcap = Vec::new();

@@ -33,10 +33,12 @@ pub fn background_current_thread() -> std::io::Result<()> {
     for &cpu in order() {
         set.set(cpu);
     }
-    rustix::thread::sched_setaffinity(None, &set)?;
-    // Linux gives each thread its own nice value: this one only.
+    let placed = rustix::thread::sched_setaffinity(None, &set);
+    // Linux gives each thread its own nice value: this one only. Tried even where the
+    // affinity was refused (a container may forbid it).
     let me = rustix::thread::gettid();
-    rustix::process::setpriority_process(Some(me), 19)?;
+    let niced = rustix::process::setpriority_process(Some(me), 19);
+    placed.and(niced)?;
     Ok(())
 }
 
