@@ -1,12 +1,15 @@
 //! `handle --record` on a disk that cannot keep up (a process of its own, so its groups are
 //! its own): the recording's file is a pipe nobody reads until the feed has ended, so the
 //! disk takes the pipe's 64 KiB and no more. What falls past the recording's buffer is
-//! handled and counted, never waited for: the feed loses nothing.
+//! handled and counted, never waited for: the feed loses nothing. A disk that fails stops
+//! the recording, never the handler.
 
 mod common;
 
 use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::process::Child;
 
 use common::*;
 
@@ -20,6 +23,38 @@ fn pcap_records(pcap: &[u8]) -> u64 {
     }
     assert_eq!(at, pcap.len(), "a record cut short");
     n
+}
+
+/// `handle CFG --record REC --record-buffer 1 --report-json REPORT ARGS` started, and the
+/// feed replayed to it; the handler ends 1.5 s after the feed.
+fn handle_recorded(cfg: &Path, rec: &Path, report: &Path, args: &[&str]) -> Child {
+    let (handle, _) = spawn_ready(
+        fastfeed()
+            .args(["handle", "--idle-exit-ms", "1500", "--record-buffer", "1"])
+            .args(args)
+            .arg("--record")
+            .arg(rec)
+            .arg("--report-json")
+            .arg(report)
+            .arg(cfg),
+    );
+    replay_at(cfg, 20_000);
+    handle
+}
+
+/// The handler's report of the channel says the whole feed was read and handled: every
+/// packet of both lines, nothing dropped by the kernel, the books sound and all live.
+fn handled_whole(live: &serde_json::Value) {
+    let packets = (num(live, "packets_a"), num(live, "packets_b"));
+    assert_eq!(packets, (8_101, 8_088), "{live}");
+    for k in [
+        "kernel_drops_a",
+        "kernel_drops_b",
+        "book_errors",
+        "not_live",
+    ] {
+        assert_eq!(num(live, k), 0, "{k}: {live}");
+    }
 }
 
 /// The nice value and allowed CPUs of process `pid`'s thread named "spool".
@@ -68,18 +103,8 @@ fn a_recording_behind_its_disk_costs_the_recording_not_the_feed() {
         .open(&fifo)
         .unwrap();
     let report = dir.join("h.json");
-    let (handle, _) = spawn_ready(
-        fastfeed()
-            .args(["handle", "--idle-exit-ms", "1500", "--record-buffer", "1"])
-            // The channel's thread pinned: the writer is let back onto every core.
-            .args(["--threads", "1"])
-            .arg("--record")
-            .arg(&rec)
-            .arg("--report-json")
-            .arg(&report)
-            .arg(&cfg),
-    );
-    replay_at(&cfg, 20_000);
+    // The channel's thread pinned: the writer is let back onto every core.
+    let handle = handle_recorded(&cfg, &rec, &report, &["--threads", "1"]);
     // Its writer, blocked on the pipe now, runs in the background of the pinned channel.
     let (nice, cpus) = spool_thread(handle.id());
     assert_eq!(nice, 19);
@@ -113,19 +138,7 @@ fn a_recording_behind_its_disk_costs_the_recording_not_the_feed() {
         num(live, "recorded_refused"),
     );
     // The whole feed was read and handled; the recording kept what its buffer held.
-    assert_eq!(
-        (num(live, "packets_a"), num(live, "packets_b")),
-        (8_101, 8_088),
-        "{live}"
-    );
-    for k in [
-        "kernel_drops_a",
-        "kernel_drops_b",
-        "book_errors",
-        "not_live",
-    ] {
-        assert_eq!(num(live, k), 0, "{k}: {live}");
-    }
+    handled_whole(live);
     assert!(refused > 0, "the disk never fell behind: {live}");
     assert_eq!(recorded + refused, read, "{live}");
     assert!(live.get("record_error").is_none(), "{live}");
@@ -137,5 +150,32 @@ fn a_recording_behind_its_disk_costs_the_recording_not_the_feed() {
     // Said while it ran too: the status line of a second after the feed ended has it all.
     let status = format!("FUT-BOOK-5: recorded {recorded} datagrams, {refused} handled but not");
     assert!(stderr.contains(&status), "{status}: {stderr}");
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn a_full_disk_stops_the_recording_not_the_handler() {
+    if !fastfeed_net::loopback_multicast_works() || !Path::new("/dev/full").exists() {
+        eprintln!("skipped: no loopback multicast or no /dev/full");
+        return;
+    }
+    let dir = scratch("record-full");
+    let cfg = moex_live_config(&dir, 4);
+    let rec = dir.join("rec");
+    std::fs::create_dir(&rec).unwrap();
+    // The recording's file is the device that is always full.
+    std::os::unix::fs::symlink("/dev/full", rec.join("FUT-BOOK-5.pcap")).unwrap();
+    let report = dir.join("h.json");
+    let handle = handle_recorded(&cfg, &rec, &report, &["-q"]);
+    let out = handle.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let live = &doc["FUT-BOOK-5"];
+    handled_whole(live);
+    let error = live["record_error"].as_str().unwrap_or_default();
+    assert!(error.contains("No space left on device"), "{live}");
+    assert!(stderr.contains("stopped after"), "{stderr}");
     std::fs::remove_dir_all(&dir).ok();
 }

@@ -152,8 +152,9 @@ impl LiveChannel {
         let r = self.recording.take()?;
         let (datagrams, refused) = (r.pcap.written, r.pcap.refused);
         let finished = r.pcap.into_inner().finish();
-        // The writer's own error (a full disk) says more than the one it was seen by.
-        let error = finished.err().or(r.error);
+        // The first error: what stopped the recording (the writer's own, a full disk, say),
+        // or what ending it met.
+        let error = r.error.or(finished.err());
         Some(Recorded {
             path: r.path,
             datagrams,
