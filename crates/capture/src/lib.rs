@@ -24,6 +24,7 @@
 
 mod defrag;
 mod frame;
+mod parts;
 mod reader;
 mod spool;
 mod stream;
@@ -31,8 +32,9 @@ mod write;
 
 pub use defrag::{Reassembly, MAX_AGE_NS, MAX_PENDING};
 pub use frame::{udp_frame, udp_frame_into, udp_frames};
+pub use parts::Parts;
 pub use reader::{Capture, CaptureStats, Datagram, Datagrams, Format};
-pub use spool::{Spool, SpoolSize};
+pub use spool::{Split, Spool, SpoolSize};
 pub use stream::{CaptureRuns, Len32Payloads, PayloadStats, RUN_BYTES};
 pub use write::{write_pcap, PcapRecorder};
 

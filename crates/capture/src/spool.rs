@@ -6,7 +6,7 @@
 
 use std::fs::File;
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, SyncSender, TryRecvError, TrySendError};
 use std::thread::JoinHandle;
 
@@ -40,6 +40,19 @@ impl Default for SpoolSize {
     }
 }
 
+/// Where a spool's file goes on in a new part every so many bytes (a recording split so that
+/// no file grows without end): each later part begins with `header`.
+pub struct Split {
+    /// Bytes a part holds before the next begins (it ends after the chunk that reaches it).
+    pub bytes: u64,
+    /// What each later part begins with (a pcap's file header).
+    pub header: Vec<u8>,
+    /// Part `n`'s path (the first is the spool's own path; `n` counts from 2).
+    pub path: Box<dyn Fn(u32) -> PathBuf + Send>,
+    /// Told of each new part once it is open, on the spool's thread.
+    pub opened: Box<dyn FnMut(&Path) + Send>,
+}
+
 /// Bytes for a file, written by a thread of its own. Each `write` takes its whole buffer or
 /// nothing, so a record written in one call is never cut.
 pub struct Spool {
@@ -53,11 +66,12 @@ pub struct Spool {
 }
 
 impl Spool {
-    /// Creates `path` and the thread that writes to it; `start` runs first on that thread
-    /// (to place it on a CPU, say).
+    /// Creates `path` and the thread that writes to it (going on in parts, with `split`);
+    /// `start` runs first on that thread (to place it on a CPU, say).
     pub fn create(
         path: &Path,
         size: SpoolSize,
+        mut split: Option<Split>,
         start: impl FnOnce() + Send + 'static,
     ) -> io::Result<Spool> {
         let mut file = File::create(path)?;
@@ -68,17 +82,25 @@ impl Spool {
             .name("spool".into())
             .spawn(move || {
                 start();
+                let (mut part, mut in_part) = (1, 0);
                 for mut chunk in chunks_in {
+                    // A new part only when there is something to put in it.
+                    if let Some(s) = split.as_mut().filter(|s| in_part >= s.bytes) {
+                        synced(&file)?;
+                        part += 1;
+                        let path = (s.path)(part);
+                        file = File::create(&path)?;
+                        file.write_all(&s.header)?;
+                        in_part = s.header.len() as u64;
+                        (s.opened)(&path);
+                    }
                     file.write_all(&chunk)?;
+                    in_part += chunk.len() as u64;
                     chunk.clear();
                     // The spool may be gone already; the chunk then goes too.
                     let _ = give_back.send(chunk);
                 }
-                match file.sync_data() {
-                    // A pipe or a terminal: nothing to sync.
-                    Err(e) if e.kind() == io::ErrorKind::InvalidInput => Ok(()),
-                    r => r,
-                }
+                synced(&file)
             })?;
         Ok(Spool {
             chunk: Vec::with_capacity(size.chunk),
@@ -143,6 +165,14 @@ impl Spool {
     }
 }
 
+/// The file's data on disk; a pipe or a terminal has nothing to sync.
+fn synced(file: &File) -> io::Result<()> {
+    match file.sync_data() {
+        Err(e) if e.kind() == io::ErrorKind::InvalidInput => Ok(()),
+        r => r,
+    }
+}
+
 impl Write for Spool {
     /// All of `buf`, or nothing: [`io::ErrorKind::WouldBlock`] when every chunk waits for
     /// the disk; the thread's own error once it has failed.
@@ -188,7 +218,7 @@ mod tests {
             chunk: 100,
             chunks: 3,
         };
-        let mut s = Spool::create(&path, size, || {}).unwrap();
+        let mut s = Spool::create(&path, size, None, || {}).unwrap();
         let mut want = Vec::new();
         for i in 0..2_000u32 {
             let rec = i.to_le_bytes().repeat(1 + i as usize % 7);
@@ -216,7 +246,7 @@ mod tests {
             chunks: 2,
         };
         // The thread waits before writing anything: the disk as slow as can be.
-        let mut s = Spool::create(&path, size, move || wait.recv().unwrap()).unwrap();
+        let mut s = Spool::create(&path, size, None, move || wait.recv().unwrap()).unwrap();
         let (mut taken, mut refused) = (Vec::new(), 0);
         for i in 0..40u8 {
             let rec = [i; 20];
@@ -249,7 +279,7 @@ mod tests {
             chunk: 16,
             chunks: 2,
         };
-        let mut s = Spool::create(Path::new("/dev/full"), size, || {}).unwrap();
+        let mut s = Spool::create(Path::new("/dev/full"), size, None, || {}).unwrap();
         let mut error = None;
         for _ in 0..10_000 {
             if let Err(e) = s.write(&[1u8; 10]) {
@@ -263,5 +293,55 @@ mod tests {
         let e = error.expect("the full device's error comes back to the writer");
         assert_eq!(e.raw_os_error(), Some(28), "{e}"); // ENOSPC
         assert!(s.finish().is_err());
+    }
+
+    #[test]
+    fn a_split_spool_goes_on_in_parts_each_begun_with_the_header() {
+        let path = scratch("split");
+        let size = SpoolSize {
+            chunk: 100,
+            chunks: 4,
+        };
+        let base = path.clone();
+        let part = move |n: u32| base.with_extension(format!("{n}"));
+        let opened = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let seen = opened.clone();
+        let split = Split {
+            bytes: 250,
+            header: b"HEAD".to_vec(),
+            path: Box::new(part.clone()),
+            opened: Box::new(move |p: &Path| seen.lock().unwrap().push(p.to_path_buf())),
+        };
+        let mut s = Spool::create(&path, size, Some(split), || {}).unwrap();
+        let mut want = Vec::new();
+        for i in 0..100u8 {
+            let rec = [i; 10];
+            loop {
+                match s.write(&rec) {
+                    Ok(_) => break,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                    Err(e) => panic!("{e}"),
+                }
+            }
+            want.extend_from_slice(&rec);
+        }
+        s.finish().unwrap();
+        // 1,000 bytes in chunks of 100: a part ends after the chunk that passes 250 bytes
+        // (the header counted): three chunks, then 4 + 300, then 4 + 300, then one left.
+        let parts: Vec<PathBuf> = std::iter::once(path.clone())
+            .chain((2..=4).map(&part))
+            .collect();
+        assert_eq!(*opened.lock().unwrap(), parts[1..]);
+        let mut got = Vec::new();
+        for (i, p) in parts.iter().enumerate() {
+            let bytes = std::fs::read(p).unwrap();
+            if i > 0 {
+                assert_eq!(&bytes[..4], b"HEAD");
+            }
+            got.extend_from_slice(if i > 0 { &bytes[4..] } else { &bytes });
+            std::fs::remove_file(p).ok();
+        }
+        assert_eq!(got, want);
+        assert!(!part(5).exists());
     }
 }

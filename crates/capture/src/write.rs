@@ -57,14 +57,23 @@ pub struct PcapRecorder<W: Write> {
 const RECORD_HEADER: usize = 16;
 
 impl<W: Write> PcapRecorder<W> {
-    /// Writes the file header (little-endian, nanosecond times).
-    pub fn new(mut out: W) -> std::io::Result<PcapRecorder<W>> {
+    /// The file header every recording begins with (little-endian, nanosecond times).
+    pub fn file_header() -> Vec<u8> {
         let header = PcapHeader {
             ts_resolution: pcap_file::TsResolution::NanoSecond,
             endianness: pcap_file::Endianness::Little,
             ..PcapHeader::default()
         };
-        header.write_to(&mut out).map_err(pcap_error)?;
+        let mut out = Vec::new();
+        header
+            .write_to(&mut out)
+            .expect("a header written to memory");
+        out
+    }
+
+    /// Writes the file header ([`file_header`](Self::file_header)).
+    pub fn new(mut out: W) -> std::io::Result<PcapRecorder<W>> {
+        out.write_all(&Self::file_header())?;
         Ok(PcapRecorder {
             out,
             record: Vec::new(),

@@ -179,3 +179,55 @@ fn a_full_disk_stops_the_recording_not_the_handler() {
     assert!(stderr.contains("stopped after"), "{stderr}");
     std::fs::remove_dir_all(&dir).ok();
 }
+
+#[test]
+fn a_split_recording_is_taken_back_whole() {
+    if !fastfeed_net::loopback_multicast_works() {
+        eprintln!("skipped: {}", fastfeed_net::LOOPBACK_HINT);
+        return;
+    }
+    let dir = scratch("record-split");
+    let cfg = moex_live_config(&dir, 7);
+    let rec = dir.join("rec");
+    let report = dir.join("h.json");
+    // About 2.3 MB recorded, a new part every MiB.
+    let handle = handle_recorded(&cfg, &rec, &report, &["-q", "--record-split", "1"]);
+    let out = handle.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let live = &doc["FUT-BOOK-5"];
+    handled_whole(live);
+    let parts = ["FUT-BOOK-5.pcap", "FUT-BOOK-5.2.pcap", "FUT-BOOK-5.3.pcap"].map(|p| rec.join(p));
+    for p in &parts {
+        let pcap = std::fs::read(p).unwrap();
+        assert!(pcap.len() <= (1 << 20) + (1 << 16) + 24, "{}", p.display());
+    }
+    assert!(!rec.join("FUT-BOOK-5.4.pcap").exists());
+    let recorded: u64 = parts
+        .iter()
+        .map(|p| pcap_records(&std::fs::read(p).unwrap()))
+        .sum();
+    assert_eq!(recorded, num(live, "recorded_datagrams"));
+    // feed.toml names the parts in order, and the handler takes them back as one capture.
+    let again = dir.join("again.json");
+    let offline = fastfeed()
+        .args(["handle", "-q", "--captures", "--report-json"])
+        .arg(&again)
+        .arg(rec.join("feed.toml"))
+        .output()
+        .unwrap();
+    stdout_of_success(&offline, "handle --captures");
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&again).unwrap()).unwrap();
+    let r = &doc["FUT-BOOK-5"];
+    for k in ["packets_a", "packets_b", "snapshot_packets"] {
+        assert_eq!(num(r, k), num(live, k), "{k}: {r}");
+    }
+    assert_eq!((num(r, "book_errors"), num(r, "not_live")), (0, 0), "{r}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -258,6 +258,10 @@ pub struct LineConfig {
     pub source: Option<Ipv4Addr>,
     /// A capture of this line.
     pub capture: Option<PathBuf>,
+    /// The files that continue the capture, in order (a recording split in parts by
+    /// `handle --record-split`), read after it as one capture.
+    #[serde(default)]
+    pub continued: Vec<PathBuf>,
     /// The capture's layout; by default pcap/pcapng if the file says so, else raw.
     pub format: Option<CaptureFormat>,
     /// In a pcap, the destination whose datagrams are this line (default: `group`).
@@ -350,9 +354,15 @@ impl FeedConfig {
                         )));
                     }
                 }
-                if let Some(p) = &mut line.capture {
-                    join(p);
+                if line.capture.is_none() && !line.continued.is_empty() {
+                    return Err(invalid(format!(
+                        "channel {name} line {which}: `continued` without a `capture`"
+                    )));
                 }
+                line.capture
+                    .iter_mut()
+                    .chain(&mut line.continued)
+                    .for_each(join);
             }
         }
         Ok(c)

@@ -9,13 +9,13 @@ use toml::{Table, Value};
 use crate::config::{ConfigError, FeedConfig};
 
 /// `text`, a feed's configuration read from a file in `base`, with each channel's lines
-/// taking their datagrams from `recording(channel)` (a pcap: each line picks its group's
-/// datagrams) and every path made absolute, so that the result may live anywhere. What is
-/// not a path or a capture is kept as it was; the comments are not.
+/// taking their datagrams from `recording(channel)` (a pcap, or its parts in order: each
+/// line picks its group's datagrams) and every path made absolute, so that the result may
+/// live anywhere. What is not a path or a capture is kept as it was; the comments are not.
 pub fn recorded_config(
     text: &str,
     base: &Path,
-    recording: impl Fn(&str) -> PathBuf,
+    recording: impl Fn(&str) -> Vec<PathBuf>,
 ) -> Result<String, ConfigError> {
     // Checked as a configuration first: a file that `handle` would refuse gets its error.
     FeedConfig::parse(text, base)?;
@@ -32,12 +32,21 @@ pub fn recorded_config(
     {
         absolute(ch, "templates", base);
         let name = ch.get("name").and_then(Value::as_str).unwrap_or_default();
-        let pcap = recording(name).to_string_lossy().into_owned();
+        let parts = recording(name);
+        let path = |p: &PathBuf| Value::from(p.to_string_lossy().into_owned());
+        let (first, continued) = match parts.split_first() {
+            Some((first, rest)) => (path(first), rest.iter().map(path).collect::<Vec<_>>()),
+            None => continue,
+        };
         for line in ["a", "b", "snapshot"] {
             let Some(line) = ch.get_mut(line).and_then(Value::as_table_mut) else {
                 continue;
             };
-            line.insert("capture".into(), pcap.clone().into());
+            line.insert("capture".into(), first.clone());
+            match &continued {
+                c if c.is_empty() => line.remove("continued"),
+                c => line.insert("continued".into(), Value::Array(c.clone())),
+            };
             line.insert("format".into(), "pcap".into());
             // The recording's frames go to the line's group, whatever the capture used.
             line.remove("udp");
@@ -91,8 +100,11 @@ snapshot = { group = "239.195.1.51:16051", capture = "snap.dat" }
 
     #[test]
     fn every_line_takes_its_channels_recording_and_paths_stay_true() {
-        let text = recorded_config(FEED, Path::new("/cfg"), |c| {
-            PathBuf::from(format!("/rec/{}.pcap", c.replace('/', "_")))
+        let text = recorded_config(FEED, Path::new("/cfg"), |c| match c {
+            "OPT/BOOK" => ["", ".2", ".3"]
+                .map(|n| PathBuf::from(format!("/rec/OPT_BOOK{n}.pcap")))
+                .to_vec(),
+            _ => vec![PathBuf::from(format!("/rec/{c}.pcap"))],
         })
         .unwrap();
         let c = FeedConfig::parse(&text, Path::new("/elsewhere")).unwrap();
@@ -104,6 +116,7 @@ snapshot = { group = "239.195.1.51:16051", capture = "snap.dat" }
             assert_eq!(line.capture, Some(PathBuf::from("/rec/FUT-BOOK-5.pcap")));
             assert_eq!(line.format, Some(CaptureFormat::Pcap));
             assert_eq!(line.udp, None);
+            assert!(line.continued.is_empty());
         }
         assert_eq!(b.source, Some("10.0.0.9".parse().unwrap()));
         assert_eq!(
@@ -114,13 +127,18 @@ snapshot = { group = "239.195.1.51:16051", capture = "snap.dat" }
         let snap = opt.snapshot.as_ref().unwrap();
         assert_eq!(snap.capture, Some(PathBuf::from("/rec/OPT_BOOK.pcap")));
         assert_eq!(opt.a.capture, Some(PathBuf::from("/rec/OPT_BOOK.pcap")));
+        let parts = ["/rec/OPT_BOOK.2.pcap", "/rec/OPT_BOOK.3.pcap"].map(PathBuf::from);
+        assert_eq!(
+            (&snap.continued[..], &opt.a.continued[..]),
+            (&parts[..], &parts[..])
+        );
     }
 
     #[test]
     fn a_configuration_handle_refuses_is_refused_here() {
         let no_templates =
             "feed = \"x\"\n[[channel]]\nname = \"C\"\na = { group = \"239.1.1.1:1\" }\n";
-        let e = recorded_config(no_templates, Path::new("/"), |_| "r.pcap".into());
+        let e = recorded_config(no_templates, Path::new("/"), |_| vec!["r.pcap".into()]);
         assert!(matches!(e, Err(ConfigError::Invalid { .. })), "{e:?}");
     }
 }

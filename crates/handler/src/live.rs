@@ -7,7 +7,7 @@ use std::io;
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::{Path, PathBuf};
 
-use fastfeed_capture::{PcapRecorder, Spool, SpoolSize};
+use fastfeed_capture::{PcapRecorder, Split, Spool, SpoolSize};
 use fastfeed_feed::LineConfig;
 use fastfeed_net::{realtime_ns, McastReceiver, NetError, StampedRecv, BATCH};
 
@@ -46,6 +46,9 @@ struct Recording {
     /// The first write that failed: recording stopped there; handling goes on.
     error: Option<io::Error>,
 }
+
+/// Told of each new part of a split recording (its file), on the writing thread.
+pub type NewPart = Box<dyn FnMut(&Path) + Send>;
 
 /// What a recording wrote.
 #[derive(Debug)]
@@ -129,14 +132,30 @@ impl LiveChannel {
     /// time, its sender, the line's group as its destination; `handle --captures` on a
     /// configuration whose lines name that file handles it as it was handled live.
     /// `size` bounds how far the disk may fall behind: past it, datagrams are handled but
-    /// not recorded, and counted.
-    pub fn record_to(&mut self, path: &Path, size: SpoolSize) -> io::Result<()> {
+    /// not recorded, and counted. With `split` (bytes, and what to tell of each new part,
+    /// on the writing thread), the recording goes on in `<stem>.2.pcap`, `<stem>.3.pcap`
+    /// ... once a part holds that many bytes, each part a pcap of its own.
+    pub fn record_to(
+        &mut self,
+        path: &Path,
+        size: SpoolSize,
+        split: Option<(u64, NewPart)>,
+    ) -> io::Result<()> {
         // The writes go to a thread of their own, in the background of the channel's: a
         // flush to a slow disk never holds the next datagram in its socket.
         let background = || {
             let _ = fastfeed_net::affinity::background_current_thread();
         };
-        let spool = Spool::create(path, size, background)?;
+        let split = split.map(|(bytes, opened)| {
+            let first = path.to_path_buf();
+            Split {
+                bytes,
+                header: PcapRecorder::<Spool>::file_header(),
+                path: Box::new(move |n| first.with_extension(format!("{n}.pcap"))),
+                opened,
+            }
+        });
+        let spool = Spool::create(path, size, split, background)?;
         self.recv.keep_senders();
         self.recording = Some(Recording {
             pcap: PcapRecorder::new(spool)?,

@@ -107,10 +107,14 @@ pub fn load_line(
         .capture
         .as_ref()
         .ok_or(SourceError::NoCapture(line.name()))?;
-    let data = std::fs::read(path).map_err(|source| SourceError::Read {
+    let read = |source| SourceError::Read {
         path: path.clone(),
         source,
-    })?;
+    };
+    // The capture and the parts that continue it, as one.
+    let mut parts = fastfeed_capture::Parts::open(path, &cfg.continued).map_err(read)?;
+    let mut data = Vec::with_capacity(parts.len() as usize);
+    std::io::Read::read_to_end(&mut parts, &mut data).map_err(read)?;
     let format = cfg
         .format
         .unwrap_or(if fastfeed_capture::is_capture(&data) {

@@ -7,13 +7,13 @@
 
 use std::collections::VecDeque;
 use std::fs::File;
-use std::io::{BufReader, Read, Seek};
+use std::io::{BufReader, Read};
 use std::net::Ipv4Addr;
 use std::ops::Range;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
-use fastfeed_capture::{CaptureRuns, PayloadStats};
+use fastfeed_capture::{CaptureRuns, Parts, PayloadStats};
 use fastfeed_codec::{Decoder, Templates};
 use fastfeed_feed::config::{CaptureFormat, LineConfig, PacketHeader};
 use fastfeed_packet::{PacketReader, StreamError};
@@ -42,7 +42,7 @@ enum Source {
     Capture {
         path: PathBuf,
         file_len: u64,
-        runs: Box<CaptureRuns<BufReader<File>>>,
+        runs: Box<CaptureRuns<BufReader<Parts>>>,
         run: Vec<u8>,
         queue: VecDeque<(u64, Range<usize>)>,
         stats: Arc<Mutex<PayloadStats>>,
@@ -53,7 +53,7 @@ enum Source {
     Framed {
         path: PathBuf,
         file_len: u64,
-        packets: Box<PacketReader<File>>,
+        packets: Box<PacketReader<Parts>>,
         times: Box<SendingTimes>,
         /// Why the line ended before its file did.
         damage: Option<String>,
@@ -77,20 +77,21 @@ impl LineStream {
             path: path.clone(),
             source,
         };
-        let mut file = File::open(path).map_err(read)?;
         let format = match cfg.format {
             Some(f) => f,
             None => {
                 let mut head = Vec::with_capacity(4);
-                (&mut file).take(4).read_to_end(&mut head).map_err(read)?;
-                file.rewind().map_err(read)?;
+                let file = File::open(path).map_err(read)?;
+                file.take(4).read_to_end(&mut head).map_err(read)?;
                 match fastfeed_capture::is_capture(&head) {
                     true => CaptureFormat::Pcap,
                     false => CaptureFormat::Raw,
                 }
             }
         };
-        let file_len = file.metadata().map_err(read)?.len();
+        // The capture and the parts that continue it, read as one file.
+        let file = Parts::open(path, &cfg.continued).map_err(read)?;
+        let file_len = file.len();
         if format != CaptureFormat::Pcap {
             let packets = match format {
                 CaptureFormat::Len32le => PacketReader::len32le(file),

@@ -21,6 +21,7 @@ fn config(path: std::path::PathBuf, format: Option<CaptureFormat>) -> LineConfig
         interface: std::net::Ipv4Addr::LOCALHOST,
         source: None,
         capture: Some(path),
+        continued: Vec::new(),
         format,
         udp: None,
     }

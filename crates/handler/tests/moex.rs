@@ -326,6 +326,7 @@ fn a_pcap_of_the_three_lines_replays_to_the_same_books() {
                     interface: std::net::Ipv4Addr::LOCALHOST,
                     source: None,
                     capture: Some(path.clone()),
+                    continued: Vec::new(),
                     format: None,
                     udp: None,
                 };
@@ -453,6 +454,7 @@ fn a_pcap_line_with_a_source_takes_that_senders_datagrams_only() {
         interface: std::net::Ipv4Addr::LOCALHOST,
         source: source.map(|s| s.parse().unwrap()),
         capture: Some(path.clone()),
+        continued: Vec::new(),
         format: None,
         udp: None,
     };

@@ -5,6 +5,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{bail, Context, Result};
@@ -17,9 +18,10 @@ use fastfeed_handler::{setup, ChannelSetup, Output};
 
 use super::bus::{BusKind, ZenohArgs};
 use super::handle_live::{
-    captures_on, live_on, on_threads, open_live, record_file, say_ready, Finished, LiveOpts, Ready,
-    Running, Served,
+    captures_on, live_on, on_threads, open_live, say_ready, Finished, LiveOpts, Ready, Running,
+    Served,
 };
+use super::handle_record::RecordedConfig;
 
 use crate::metrics::Metrics;
 use crate::out::outln;
@@ -86,32 +88,16 @@ pub struct HandleArgs {
     /// the sender: a capture that `--captures` and `replay` take back.
     #[arg(long, value_name = "DIR", conflicts_with_all = ["bench", "captures"])]
     pub record: Option<PathBuf>,
+    /// With `--record`: go on in a new file once a channel's file holds this many MiB
+    /// (`<channel>.2.pcap`, `.3.pcap` ...; `DIR/feed.toml` lists them, in order).
+    #[arg(long, value_name = "MIB", requires = "record",
+          value_parser = clap::value_parser!(u32).range(1..))]
+    pub record_split: Option<u32>,
     /// With `--record`: how far (MiB) each channel's recording may fall behind a slow disk
     /// before datagrams are handled but not recorded (counted as `recorded_refused`).
     #[arg(long, value_name = "MIB", default_value_t = 16, requires = "record",
           value_parser = clap::value_parser!(u32).range(1..=65536))]
     pub record_buffer: u32,
-}
-
-/// `DIR/feed.toml`: the feed's configuration with every line's capture pointed at its
-/// channel's recording, written before the first datagram, so a recording cut short is
-/// handled or replayed with it as well.
-fn write_recorded_config(config: &std::path::Path, dir: &std::path::Path) -> Result<PathBuf> {
-    let text =
-        std::fs::read_to_string(config).with_context(|| format!("reading {}", config.display()))?;
-    let base = config.parent().unwrap_or(std::path::Path::new(""));
-    let dir = std::path::absolute(dir)?;
-    let recorded = fastfeed_feed::recorded_config(&text, base, |c| dir.join(record_file(c)))
-        .with_context(|| format!("{}", config.display()))?;
-    let path = dir.join("feed.toml");
-    let header = format!(
-        "# The configuration of a recording by `fastfeed handle --record`: {}, with every\n\
-         # line's capture the pcap its channel was recorded to.\n\n",
-        config.display()
-    );
-    std::fs::write(&path, header + &recorded)
-        .with_context(|| format!("writing {}", path.display()))?;
-    Ok(path)
 }
 
 pub fn load(config: &std::path::Path, verify: bool) -> Result<(FeedConfig, Vec<ChannelSetup>)> {
@@ -147,14 +133,24 @@ pub fn run(a: HandleArgs) -> Result<ExitCode> {
     };
     if let Some(dir) = &a.record {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-        let cfg = write_recorded_config(&a.config, dir)?;
+    }
+    let recorded = match &a.record {
+        Some(dir) => Some(Arc::new(RecordedConfig::start(&a.config, dir)?)),
+        None => None,
+    };
+    if let Some(r) = &recorded {
         eprintln!(
             "recording to {}: handled again by `fastfeed handle {} --captures`",
-            dir.display(),
-            cfg.display()
+            a.record.as_ref().expect("recording").display(),
+            r.path().display()
         );
     }
-    let run = Running::new(metrics);
+    let mut run = Running::new(metrics);
+    if let Some(r) = recorded {
+        run = run.on_part(Arc::new(move |c: &str, p: &std::path::Path| {
+            r.part_opened(c, p)
+        }));
+    }
     let serve = |set: &[ChannelSetup], run: &Running, ready: Ready<'_>| {
         serve(&a, &name, zenoh.as_ref(), set, run, ready)
     };
@@ -231,7 +227,8 @@ fn serve_on<O: Output>(
         },
         record: a.record.as_deref().map(|dir| {
             let mib = a.record_buffer as usize;
-            (dir, fastfeed_capture::SpoolSize::total(mib << 20))
+            let split = a.record_split.map(|mib| u64::from(mib) << 20);
+            (dir, fastfeed_capture::SpoolSize::total(mib << 20), split)
         }),
     };
     live_on(channels, live, out, &opts, run)

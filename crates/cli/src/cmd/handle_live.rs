@@ -11,7 +11,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use fastfeed_handler::live::{LiveChannel, Recorded};
+use fastfeed_handler::live::{LiveChannel, NewPart, Recorded};
 use fastfeed_handler::{Channel, ChannelSetup, Output, WireLatency};
 
 use crate::metrics::Metrics;
@@ -51,8 +51,12 @@ pub struct LiveOpts<'a> {
     /// Read without blocking for this long after a datagram (`Duration::MAX`: always).
     pub spin_for: Duration,
     /// Write every datagram each channel reads to `<channel>.pcap` in this folder, the disk
-    /// allowed to fall this far behind.
-    pub record: Option<(&'a std::path::Path, fastfeed_capture::SpoolSize)>,
+    /// allowed to fall this far behind, going on in a new part every so many bytes.
+    pub record: Option<(
+        &'a std::path::Path,
+        fastfeed_capture::SpoolSize,
+        Option<u64>,
+    )>,
 }
 
 /// What the threads of one handler share: the feed's last datagram, a stop on failure, and
@@ -64,7 +68,12 @@ pub struct Running {
     /// Set when a thread failed: the others stop.
     abort: AtomicBool,
     metrics: Option<Arc<Metrics>>,
+    /// Told when a channel's recording goes on in a new part (channel, the part's file).
+    part_opened: Option<PartOpened>,
 }
+
+/// What a new part of a channel's recording is told to (`--record-split`).
+pub type PartOpened = Arc<dyn Fn(&str, &std::path::Path) + Send + Sync>;
 
 impl Running {
     pub fn new(metrics: Option<Arc<Metrics>>) -> Running {
@@ -73,7 +82,14 @@ impl Running {
             last_ns: AtomicU64::new(0),
             abort: AtomicBool::new(false),
             metrics,
+            part_opened: None,
         }
+    }
+
+    /// With `tell` told of each new part of a recording.
+    pub fn on_part(mut self, tell: PartOpened) -> Running {
+        self.part_opened = Some(tell);
+        self
     }
 
     /// Every channel's counters now (with its recording's, if it records), for `--metrics`.
@@ -243,10 +259,19 @@ pub fn live_on<O: Output>(
     let mut next_status = Instant::now() + Duration::from_secs(1);
     let mut last_msgs = 0u64;
     let mut silent = vec![[false; 2]; live.len()];
-    if let Some((dir, size)) = o.record {
+    if let Some((dir, size, split)) = o.record {
         for (c, l) in channels.iter().zip(&mut live) {
             let path = dir.join(record_file(&c.config.name));
-            l.record_to(&path, size)
+            let split = split.map(|bytes| {
+                let (tell, name) = (run.part_opened.clone(), c.config.name.clone());
+                let opened: NewPart = Box::new(move |p| {
+                    if let Some(tell) = &tell {
+                        tell(&name, p);
+                    }
+                });
+                (bytes, opened)
+            });
+            l.record_to(&path, size, split)
                 .with_context(|| format!("recording to {}", path.display()))?;
         }
     }

@@ -11,6 +11,7 @@ pub mod fix;
 pub mod generate;
 pub mod handle;
 mod handle_live;
+mod handle_record;
 pub mod multicast;
 pub mod publish;
 pub mod publish_channels;

@@ -30,6 +30,7 @@ pub fn line(id: LineId, file: &str) -> CapturedLine {
         interface: std::net::Ipv4Addr::LOCALHOST,
         source: None,
         capture: Some(corpus(file)),
+        continued: Vec::new(),
         format: Some(CaptureFormat::Raw),
         udp: None,
     };
