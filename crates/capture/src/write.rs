@@ -57,11 +57,13 @@ pub struct PcapRecorder<W: Write> {
 const RECORD_HEADER: usize = 16;
 
 impl<W: Write> PcapRecorder<W> {
-    /// The file header every recording begins with (little-endian, nanosecond times).
+    /// The file header every recording begins with (little-endian, nanosecond times, and
+    /// tcpdump's snap length: the largest datagram's frame, 65,549 bytes, is over 65,535).
     pub fn file_header() -> Vec<u8> {
         let header = PcapHeader {
             ts_resolution: pcap_file::TsResolution::NanoSecond,
             endianness: pcap_file::Endianness::Little,
+            snaplen: 262_144,
             ..PcapHeader::default()
         };
         let mut out = Vec::new();
@@ -149,9 +151,11 @@ mod tests {
         assert!(rec
             .record(1_700_000_000_123_456_790, b, group, &[7u8; 1400])
             .unwrap());
+        // The largest datagram there is: its frame is longer than 65,535 bytes.
+        assert!(rec.record(3, a, group, &[9u8; 65_507]).unwrap());
         let too_big = vec![0u8; 70_000];
         assert!(rec.record(1, a, group, &too_big).is_err());
-        assert_eq!(rec.written, 2);
+        assert_eq!(rec.written, 3);
         let file = rec.into_inner();
         let capture = Capture::open(&file).unwrap();
         let got: Vec<_> = capture
@@ -163,6 +167,7 @@ mod tests {
             [
                 (1_700_000_000_123_456_789, a, group, b"first".to_vec()),
                 (1_700_000_000_123_456_790, b, group, vec![7u8; 1400]),
+                (3, a, group, vec![9u8; 65_507]),
             ]
         );
     }
