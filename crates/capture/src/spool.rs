@@ -207,6 +207,17 @@ impl Drop for Spool {
 mod tests {
     use super::*;
 
+    /// `rec` written whole, waiting while the disk is behind.
+    fn write_waiting(s: &mut Spool, rec: &[u8]) {
+        loop {
+            match s.write(rec) {
+                Ok(n) => break assert_eq!(n, rec.len()),
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
+                Err(e) => panic!("{e}"),
+            }
+        }
+    }
+
     fn scratch(name: &str) -> std::path::PathBuf {
         std::env::temp_dir().join(format!("fastfeed-spool-{}-{name}", std::process::id()))
     }
@@ -223,13 +234,7 @@ mod tests {
         for i in 0..2_000u32 {
             let rec = i.to_le_bytes().repeat(1 + i as usize % 7);
             // A disk behind is waited for here: every record must land.
-            loop {
-                match s.write(&rec) {
-                    Ok(n) => break assert_eq!(n, rec.len()),
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
-                    Err(e) => panic!("{e}"),
-                }
-            }
+            write_waiting(&mut s, &rec);
             want.extend_from_slice(&rec);
         }
         s.finish().unwrap();
@@ -316,13 +321,7 @@ mod tests {
         let mut want = Vec::new();
         for i in 0..100u8 {
             let rec = [i; 10];
-            loop {
-                match s.write(&rec) {
-                    Ok(_) => break,
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => std::thread::yield_now(),
-                    Err(e) => panic!("{e}"),
-                }
-            }
+            write_waiting(&mut s, &rec);
             want.extend_from_slice(&rec);
         }
         s.finish().unwrap();

@@ -42,6 +42,11 @@ fn handle_recorded(cfg: &Path, rec: &Path, report: &Path, args: &[&str]) -> Chil
     handle
 }
 
+/// A `--report-json` file.
+fn read_report(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
 /// The handler's report of the channel says the whole feed was read and handled: every
 /// packet of both lines, nothing dropped by the kernel, the books sound and all live.
 fn handled_whole(live: &serde_json::Value) {
@@ -126,8 +131,7 @@ fn a_recording_behind_its_disk_costs_the_recording_not_the_feed() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
     let pcap = drain.join().unwrap();
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let doc = read_report(&report);
     let live = &doc["FUT-BOOK-5"];
     let read: u64 = ["packets_a", "packets_b", "snapshot_packets"]
         .map(|k| num(live, k))
@@ -170,8 +174,7 @@ fn a_full_disk_stops_the_recording_not_the_handler() {
     let out = handle.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{stderr}");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let doc = read_report(&report);
     let live = &doc["FUT-BOOK-5"];
     handled_whole(live);
     let error = live["record_error"].as_str().unwrap_or_default();
@@ -198,8 +201,7 @@ fn a_split_recording_is_taken_back_whole() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let doc = read_report(&report);
     let live = &doc["FUT-BOOK-5"];
     handled_whole(live);
     let parts = ["FUT-BOOK-5.pcap", "FUT-BOOK-5.2.pcap", "FUT-BOOK-5.3.pcap"].map(|p| rec.join(p));
@@ -222,8 +224,7 @@ fn a_split_recording_is_taken_back_whole() {
         .output()
         .unwrap();
     stdout_of_success(&offline, "handle --captures");
-    let doc: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(&again).unwrap()).unwrap();
+    let doc = read_report(&again);
     let r = &doc["FUT-BOOK-5"];
     for k in ["packets_a", "packets_b", "snapshot_packets"] {
         assert_eq!(num(r, k), num(live, k), "{k}: {r}");

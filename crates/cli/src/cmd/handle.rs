@@ -131,24 +131,17 @@ pub fn run(a: HandleArgs) -> Result<ExitCode> {
         }
         None => None,
     };
+    let mut run = Running::new(metrics);
     if let Some(dir) = &a.record {
         std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    }
-    let recorded = match &a.record {
-        Some(dir) => Some(Arc::new(RecordedConfig::start(&a.config, dir)?)),
-        None => None,
-    };
-    if let Some(r) = &recorded {
+        let recorded = RecordedConfig::start(&a.config, dir)?;
         eprintln!(
             "recording to {}: handled again by `fastfeed handle {} --captures`",
-            a.record.as_ref().expect("recording").display(),
-            r.path().display()
+            dir.display(),
+            recorded.path().display()
         );
-    }
-    let mut run = Running::new(metrics);
-    if let Some(r) = recorded {
         run = run.on_part(Arc::new(move |c: &str, p: &std::path::Path| {
-            r.part_opened(c, p)
+            recorded.part_opened(c, p)
         }));
     }
     let serve = |set: &[ChannelSetup], run: &Running, ready: Ready<'_>| {
