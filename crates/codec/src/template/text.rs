@@ -26,12 +26,16 @@ pub enum TextError {
         label: String,
     },
     /// The bytes are not valid in the encoding that the file names.
-    #[error("not valid {encoding}, the encoding its {named_by} names")]
+    #[error(
+        "not valid {encoding} (a bad byte at offset {offset}), the encoding its {named_by} names"
+    )]
     Malformed {
         /// The encoding's name.
         encoding: &'static str,
-        /// "byte-order mark" or "XML declaration".
+        /// "byte-order mark", "XML declaration" or "first bytes".
         named_by: &'static str,
+        /// Where the first malformed byte sequence starts.
+        offset: usize,
     },
 }
 
@@ -41,6 +45,14 @@ pub enum TextError {
 pub fn template_text(bytes: &[u8]) -> Result<Cow<'_, str>, TextError> {
     if let Some((encoding, bom)) = Encoding::for_bom(bytes) {
         return decode(encoding, &bytes[bom..], "byte-order mark");
+    }
+    // UTF-16 without a byte-order mark, as some Windows tools write it (XML 1.0 Appendix F
+    // tells it by its first character, `<`, and a zero byte beside it): a zero byte is
+    // never XML text, so this is no UTF-8 document in any case.
+    match bytes {
+        [b'<', 0, ..] => return decode(encoding_rs::UTF_16LE, bytes, "first bytes"),
+        [0, b'<', ..] => return decode(encoding_rs::UTF_16BE, bytes, "first bytes"),
+        _ => {}
     }
     let bad = match std::str::from_utf8(bytes) {
         Ok(text) => return Ok(Cow::Borrowed(text)),
@@ -64,10 +76,30 @@ fn decode<'a>(
 ) -> Result<Cow<'a, str>, TextError> {
     encoding
         .decode_without_bom_handling_and_without_replacement(bytes)
-        .ok_or(TextError::Malformed {
+        .ok_or_else(|| TextError::Malformed {
             encoding: encoding.name(),
             named_by,
+            offset: first_malformed(encoding, bytes),
         })
+}
+
+/// Where the first byte sequence that `encoding` cannot decode starts in `bytes`.
+fn first_malformed(encoding: &'static Encoding, bytes: &[u8]) -> usize {
+    let mut decoder = encoding.new_decoder_without_bom_handling();
+    let mut out = [0u8; 4096];
+    let mut at = 0;
+    loop {
+        let (result, read, _) =
+            decoder.decode_to_utf8_without_replacement(&bytes[at..], &mut out, true);
+        at += read;
+        match result {
+            encoding_rs::DecoderResult::Malformed(bad, after) => {
+                return at - bad as usize - after as usize
+            }
+            encoding_rs::DecoderResult::OutputFull => continue,
+            encoding_rs::DecoderResult::InputEmpty => return at,
+        }
+    }
 }
 
 /// The `encoding` pseudo-attribute of an XML declaration at the start of `bytes` (an
@@ -160,9 +192,38 @@ mod tests {
             &[0x81],
         ]
         .concat();
-        assert!(matches!(
+        assert_eq!(
             template_text(&raw),
-            Err(TextError::Malformed { .. })
+            Err(TextError::Malformed {
+                encoding: "GBK",
+                named_by: "XML declaration",
+                offset: raw.len() - 1,
+            })
+        );
+        // Latin-1 bytes in a file that says it is UTF-8: where the first one is.
+        let raw = [
+            &b"<?xml version=\"1.0\" encoding=\"UTF-8\"?><a>caf"[..],
+            &[0xe9],
+            b"</a>",
+        ]
+        .concat();
+        let e = template_text(&raw).unwrap_err();
+        assert!(e.to_string().contains("offset 44"), "{e}");
+    }
+
+    #[test]
+    fn utf16_without_a_byte_order_mark_is_told_by_its_first_character() {
+        let x = with_comment("<?xml version=\"1.0\"?>", "\u{442}");
+        let le: Vec<u8> = x.encode_utf16().flat_map(u16::to_le_bytes).collect();
+        let be: Vec<u8> = x.encode_utf16().flat_map(u16::to_be_bytes).collect();
+        assert_eq!(template_text(&le).unwrap(), x);
+        assert_eq!(template_text(&be).unwrap(), x);
+        // An unpaired surrogate: malformed, and where.
+        let mut bad = le.clone();
+        bad.extend([0x00, 0xd8, b'a', 0]);
+        assert!(matches!(
+            template_text(&bad),
+            Err(TextError::Malformed { named_by: "first bytes", offset, .. }) if offset == le.len()
         ));
     }
 }
