@@ -119,9 +119,16 @@ impl TableBuilder {
         self.template_id
     }
 
-    /// The template's name.
+    /// The table's name: its template's, unless [`TableBuilder::named`] gave another.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// Names the table otherwise than its template (in a set where templates share a name:
+    /// [`fastfeed_codec::Templates::unique_name`]).
+    pub fn named(mut self, name: String) -> Self {
+        self.name = name;
+        self
     }
 
     /// Rows held, not yet in a batch.

@@ -63,7 +63,8 @@ pub enum TableError {
     Schema(String),
     #[error("template {template} has no sequence {name:?}")]
     NoSequence { template: String, name: String },
-    #[error("no template named {0:?}")]
+    /// No template of that name (or id), or a name several share: why.
+    #[error("{0}")]
     NoTemplate(String),
     /// A decimal that the column's decimal128 scale cannot hold exactly; `needed` is the
     /// scale that would, if one would.

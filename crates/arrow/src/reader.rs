@@ -207,7 +207,8 @@ impl TableSet {
             match built {
                 Ok(b) => {
                     set.by_id.insert(t.id, set.tables.len());
-                    set.tables.push(b.batch_rows(batch_rows));
+                    let name = templates.unique_name(t).into_owned();
+                    set.tables.push(b.batch_rows(batch_rows).named(name));
                 }
                 Err(e @ TableError::Schema(_)) => set.unsupported.push(e),
                 Err(e) => return Err(e),

@@ -8,33 +8,65 @@ use anyhow::{bail, Context, Result};
 use fastfeed_codec::template::ParseOptions;
 use fastfeed_codec::Templates;
 
-/// The templates of `path`: its first error, or, when it holds none, why (`templates
-/// check` lists every error). With `scp`, the FAST Session Control Protocol messages the file
-/// does not define are known too.
+/// The templates of `path`. A static error discards its own template and the others are
+/// used (spec §4): each error is said on standard error with the templates it cost, and
+/// only a file left with no template to decode with is refused (with why). With `scp`, the
+/// FAST Session Control Protocol messages the file does not define are known too.
 pub fn templates(path: &Path, scp: bool) -> Result<Arc<Templates>> {
     let xml = text(path)?;
     let opts = ParseOptions {
         session_control: scp,
     };
     let checked = fastfeed_codec::template::check_with(&xml, opts);
-    if let Some(e) = checked.errors.first() {
-        let more = match checked.errors.len() {
-            1 => String::new(),
-            n => format!(
-                " (and {} more: `fastfeed templates check` lists them)",
-                n - 1
-            ),
-        };
-        bail!("{}:{e}{more}", path.display());
-    }
-    let ts = checked.templates.expect("no errors, so compiled");
+    let ts = checked.templates;
     if ts.iter().all(|t| t.session) {
-        let why: Vec<String> = checked.skipped.iter().map(|s| s.why.clone()).collect();
+        if let Some(e) = checked.errors.first() {
+            let more = match checked.errors.len() {
+                1 => String::new(),
+                n => format!(
+                    " (and {} more: `fastfeed templates check` lists them)",
+                    n - 1
+                ),
+            };
+            bail!("{}:{e}{more}", path.display());
+        }
+        let why: Vec<String> = checked.notes.iter().map(|s| s.why.clone()).collect();
         bail!(
             "{} holds no template to decode with{}{}",
             path.display(),
             if why.is_empty() { "" } else { ": " },
             why.join("; ")
+        );
+    }
+    const SHOWN: usize = 10;
+    for e in checked.errors.iter().take(SHOWN) {
+        eprintln!("fastfeed: {}:{e}", path.display());
+    }
+    if checked.errors.len() > SHOWN {
+        eprintln!(
+            "fastfeed: {}: {} more errors (`fastfeed templates check` lists them)",
+            path.display(),
+            checked.errors.len() - SHOWN
+        );
+    }
+    if !checked.errors.is_empty() {
+        let lost: Vec<String> = checked
+            .discarded
+            .iter()
+            .map(|d| match d.id {
+                Some(id) => format!("{} ({id})", d.name),
+                None => d.name.clone(),
+            })
+            .collect();
+        let lost = match lost.len() {
+            0 => "no template that decodes on its own".to_owned(),
+            n => format!("{n} templates: {}", lost.join(", ")),
+        };
+        eprintln!(
+            "fastfeed: {}: a template with an error is left out (spec §4), so {lost}; \
+             going on with the other {}",
+            path.display(),
+            ts.iter().filter(|t| !t.session).count()
         );
     }
     Ok(Arc::new(ts))

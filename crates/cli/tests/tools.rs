@@ -239,7 +239,7 @@ fn decode_reads_stdin_writes_a_file_filters_and_counts() {
     let out = run(&["decode", "-t", SIMPLE_XML, "--only", "Trade", p(&file)]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("--only Trade: no such template in"),
+        stderr(&out).contains("--only Trade: no template named \"Trade\" in"),
         "{}",
         stderr(&out)
     );
@@ -386,6 +386,7 @@ fn templates_check_reports_every_error_of_every_file() {
   <template name="A" id="1"><uInt32 name="X"><constant/></uInt32></template>
   <template name="B" id="x"/>
   <template name="C" id="3"><string name="S" charset="klingon"/></template>
+  <template name="D" id="4"><uInt32 name="Z"/></template>
 </templates>"#,
     )
     .unwrap();
@@ -404,7 +405,18 @@ fn templates_check_reports_every_error_of_every_file() {
             "{at}: {err}"
         );
     }
-    assert!(err.contains("3 errors"), "{err}");
+    // B's id is a token the schema allows but no message can name: a note, not an error.
+    assert!(err.contains("has id \"x\", not a number"), "{err}");
+    // A static error discards its own template only (spec §4): D is still listed.
+    assert!(
+        err.contains("2 errors, which discard 2 templates (spec §4)"),
+        "{err}"
+    );
+    assert!(
+        stdout(&out).contains("bad.xml: 1 templates"),
+        "{}",
+        stdout(&out)
+    );
     assert!(
         err.contains("template \"B\" has no id") && err.contains("no template to decode with"),
         "{err}"
@@ -412,6 +424,21 @@ fn templates_check_reports_every_error_of_every_file() {
     assert!(
         stdout(&out).contains("5 templates"),
         "the good file is still listed"
+    );
+    // Decoding goes on with what is left, each error said first.
+    let data = dir.join("d.dat");
+    std::fs::write(&data, [0xc0, 0x84, 0x85]).unwrap();
+    let out = run(&["decode", "-t", p(&bad), p(&data)]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert!(err.contains(&format!("{}:2:", bad.display())), "{err}");
+    assert!(
+        err.contains("so 2 templates: A (1), C (3); going on with the other 1"),
+        "{err}"
+    );
+    assert_eq!(
+        stdout(&out).trim(),
+        r#"{"templateId":4,"templateName":"D","Z":5}"#
     );
     // The same reason where the file is used.
     let out = run(&["decode", "-t", p(&no_id), SIMPLE_XML]);
@@ -520,4 +547,61 @@ fn bench_reports_wall_time_and_refuses_meaningless_options() {
         text.contains("MarketData") && text.contains("29700"),
         "{text}"
     );
+}
+
+/// Shanghai's Level-2 templates give two pairs of templates the same name: each decodes by its
+/// id, and each gets a table of its own, named `name-id`.
+#[test]
+fn templates_that_share_a_name_decode_into_tables_of_their_own() {
+    let dir = scratch("tpl-shared");
+    let xml = dir.join("t.xml");
+    std::fs::write(
+        &xml,
+        r#"<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">
+  <template name="Trade" id="1"><uInt32 name="Price"/></template>
+  <template name="Trade" id="2"><uInt32 name="Qty"/></template>
+</templates>"#,
+    )
+    .unwrap();
+    let out = run(&["templates", "check", p(&xml)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("note: template name \"Trade\" is also"));
+    // Packets of one message each, a 4-byte length before each: Trade 1 then Trade 2.
+    let data = dir.join("d.dat");
+    let mut bytes = Vec::new();
+    for msg in [[0xc0, 0x81, 0x85], [0xc0, 0x82, 0x86]] {
+        bytes.extend_from_slice(&3u32.to_le_bytes());
+        bytes.extend_from_slice(&msg);
+    }
+    std::fs::write(&data, bytes).unwrap();
+    let out = run(&["decode", "-t", p(&xml), "--framing", "len32le", p(&data)]);
+    assert_eq!(
+        stdout(&out),
+        "{\"templateId\":1,\"templateName\":\"Trade\",\"Price\":5}\n\
+         {\"templateId\":2,\"templateName\":\"Trade\",\"Qty\":6}\n"
+    );
+    let out = run(&["decode", "-t", p(&xml), "--only", "Trade", p(&data)]);
+    assert!(
+        stderr(&out).contains("templates [1, 2] are all named \"Trade\": name one by its id"),
+        "{}",
+        stderr(&out)
+    );
+    // One thread, then blocks on every core (dictionaries reset at each packet).
+    for (name, extra) in [("one", &[][..]), ("blocks", &["--reset-each-packet"][..])] {
+        let tables = dir.join(name);
+        let out = fastfeed()
+            .args(["decode", "-t", p(&xml), "--framing", "len32le", "-q"])
+            .args(extra)
+            .args(["--format", "arrow", "-o", p(&tables), p(&data)])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let mut files: Vec<String> = std::fs::read_dir(&tables)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        files.sort();
+        assert_eq!(files, ["Trade-1.arrow", "Trade-2.arrow"], "{name}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
 }

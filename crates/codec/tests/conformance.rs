@@ -277,10 +277,17 @@ fn template_names_are_qualified_by_template_ns() {
             msg(2, vec![u(3), Some(Value::Ascii("A".into()))])
         ]
     );
-    // The same qualified name twice is still an error.
-    let e = parse_templates(&format!(
+    // The same qualified name twice: both templates decode by their ids (names are not a
+    // message's key), but a static reference to that name cannot be told apart.
+    let twice = format!(
         r#"<templates xmlns="{NS}" templateNs="urn:a"><template name="T" id="1"/>
              <template name="T" id="2"/></templates>"#
+    );
+    assert_eq!(parse_templates(&twice).unwrap().get(2).unwrap().name, "T");
+    let e = parse_templates(&format!(
+        r#"<templates xmlns="{NS}" templateNs="urn:a"><template name="T" id="1"/>
+             <template name="T" id="2"/><template name="R" id="3"><templateRef name="T"/>
+             </template></templates>"#
     ))
     .unwrap_err();
     assert_eq!(e.code, SpecCode::S1);

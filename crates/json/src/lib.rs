@@ -24,8 +24,9 @@ pub const SESSION_CONTROL: &str = "scp";
 pub enum JsonError {
     #[error("message object has no {TEMPLATE_ID} or {TEMPLATE_NAME}")]
     NoTemplate,
-    /// The object names a template (`templateId 999`, `templateName "X"`) the file lacks.
-    #[error("message object's {0} is not in the template file")]
+    /// The object names a template (`templateId 999`, `templateName "X"`) the file lacks,
+    /// or a name that several of its templates share.
+    #[error("message object's {0}")]
     UnknownTemplate(String),
     #[error("field {field}: {problem}")]
     Field { field: String, problem: String },
@@ -170,10 +171,14 @@ fn find_template<'t>(
         (Some(id), _) => u32::try_from(id)
             .ok()
             .and_then(|id| templates.get(id))
-            .ok_or_else(|| JsonError::UnknownTemplate(format!("{TEMPLATE_ID} {id}"))),
+            .ok_or_else(|| {
+                JsonError::UnknownTemplate(format!(
+                    "{TEMPLATE_ID} {id} is not in the template file"
+                ))
+            }),
         (None, Some(name)) => templates
-            .by_name(name)
-            .ok_or_else(|| JsonError::UnknownTemplate(format!("{TEMPLATE_NAME} {name:?}"))),
+            .lookup(name)
+            .map_err(|e| JsonError::UnknownTemplate(format!("{TEMPLATE_NAME}: {e}"))),
         (None, None) => Err(JsonError::NoTemplate),
     }
 }
@@ -319,7 +324,7 @@ mod tests {
         );
         assert_eq!(
             err(r#"{"templateName":"Nope"}"#),
-            "message object's templateName \"Nope\" is not in the template file"
+            "message object's templateName: no template named \"Nope\""
         );
         assert_eq!(
             err(r#"{"A":1}"#),

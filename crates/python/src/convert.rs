@@ -103,8 +103,8 @@ pub fn message_from_py(d: &Bound<'_, PyAny>, ts: &Templates) -> PyResult<Message
                     PyKeyError::new_err(format!("a message needs {TEMPLATE_ID} or {TEMPLATE_NAME}"))
                 })?
                 .extract()?;
-            ts.by_name(&name)
-                .ok_or_else(|| PyKeyError::new_err(format!("no template named {name:?}")))?
+            ts.lookup(&name)
+                .map_err(|e| PyKeyError::new_err(e.to_string()))?
         }
     };
     Ok(Message {

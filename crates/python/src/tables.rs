@@ -41,8 +41,8 @@ fn pick<'t>(
 ) -> PyResult<&'t fastfeed_codec::Template> {
     if let Some(name) = template {
         return ts
-            .by_name(name)
-            .ok_or_else(|| PyValueError::new_err(format!("no template named {name:?}")));
+            .lookup(name)
+            .map_err(|e| PyValueError::new_err(e.to_string()));
     }
     let fits: Vec<_> = ts
         .iter()

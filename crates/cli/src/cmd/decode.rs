@@ -4,7 +4,7 @@ use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Context, Result};
+use anyhow::{Context, Result};
 use clap::Args;
 use fastfeed_codec::{DecodeOptions, Decoder, Message, MessageBuilder, Templates};
 use fastfeed_packet::{FramingError, Packet, PacketDecoder, PacketOptions, PacketSummary};
@@ -218,14 +218,10 @@ impl Filter {
         let ids = only
             .iter()
             .map(|s| {
-                let t = match s.trim().parse::<u32>() {
-                    Ok(id) => templates.get(id),
-                    Err(_) => templates.by_name(s.trim()),
-                };
-                match t {
-                    Some(t) => Ok(t.id),
-                    None => bail!("--only {s}: no such template in {}", file.display()),
-                }
+                templates
+                    .lookup(s)
+                    .map(|t| t.id)
+                    .map_err(|e| anyhow::anyhow!("--only {s}: {e} in {}", file.display()))
             })
             .collect::<Result<_>>()?;
         Ok(Filter(Some(ids)))

@@ -66,11 +66,9 @@ impl FixArgs {
                 let (t, v) = s
                     .split_once('=')
                     .ok_or_else(|| anyhow!("--msg-type {s}: expected TEMPLATE=VALUE"))?;
-                let t = match t.trim().parse::<u32>() {
-                    Ok(id) => templates.get(id),
-                    Err(_) => templates.by_name(t.trim()),
-                }
-                .ok_or_else(|| anyhow!("--msg-type {s}: no template {t}"))?;
+                let t = templates
+                    .lookup(t)
+                    .map_err(|e| anyhow!("--msg-type {s}: {e}"))?;
                 if v.is_empty() || v.bytes().any(|b| b == SOH || b == b'|' || b == b'=') {
                     bail!("--msg-type {s}: not a MsgType value");
                 }

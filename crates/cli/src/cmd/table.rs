@@ -173,8 +173,8 @@ pub fn run(
         if let Some(name) = parallel {
             let data = opened(&mut failure)?;
             let t = templates
-                .by_name(name)
-                .ok_or_else(|| fastfeed_arrow::TableError::NoTemplate(name.to_owned()))?;
+                .lookup(name)
+                .map_err(|e| fastfeed_arrow::TableError::NoTemplate(e.to_string()))?;
             let cfg = ParallelTable {
                 template: t,
                 blocks: blocking(),
@@ -261,8 +261,8 @@ fn table_builder(
     batch_rows: usize,
 ) -> Result<TableBuilder, fastfeed_arrow::TableError> {
     let t = templates
-        .by_name(name)
-        .ok_or_else(|| fastfeed_arrow::TableError::NoTemplate(name.to_owned()))?;
+        .lookup(name)
+        .map_err(|e| fastfeed_arrow::TableError::NoTemplate(e.to_string()))?;
     Ok(TableBuilder::new(t, opts)?.batch_rows(batch_rows))
 }
 

@@ -56,14 +56,30 @@ fn check(file: &std::path::Path) -> Result<bool> {
     for e in &checked.errors {
         eprintln!("{name}:{e}");
     }
-    for s in &checked.skipped {
+    for s in &checked.notes {
         eprintln!("{name}:{}:{}: note: {}", s.line, s.column, s.why);
     }
-    let Some(ts) = checked.templates else {
-        eprintln!("{name}: {} errors", checked.errors.len());
-        return Ok(false);
-    };
+    let ts = checked.templates;
     let own = ts.iter().filter(|t| !t.session).count();
+    if own == 0 {
+        let why = if !checked.errors.is_empty() {
+            "the errors above leave none"
+        } else if checked.notes.is_empty() {
+            "the file has no <template> element"
+        } else {
+            "see the notes above"
+        };
+        eprintln!("{name}: no template to decode with: {why}");
+        return Ok(false);
+    }
+    if !checked.errors.is_empty() {
+        let plural = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        eprintln!(
+            "{name}: {}, which discard {} (spec §4); the others below decode",
+            plural(checked.errors.len(), "error"),
+            plural(checked.discarded.len(), "template")
+        );
+    }
     outln!(
         "{name}: {own} templates, {} dictionary entries",
         ts.dictionary_slots()
@@ -90,16 +106,7 @@ fn check(file: &std::path::Path) -> Result<bool> {
             scp.join(", ")
         );
     }
-    if own == 0 {
-        let why = if checked.skipped.is_empty() {
-            "the file has no <template> element"
-        } else {
-            "see the notes above"
-        };
-        eprintln!("{name}: no template to decode with: {why}");
-        return Ok(false);
-    }
-    Ok(true)
+    Ok(checked.errors.is_empty())
 }
 
 fn count(instrs: &[Instr]) -> usize {

@@ -10,4 +10,4 @@ pub(crate) use code::*;
 pub use model::*;
 pub use session::{ALERT_ID, HELLO_ID, RESET_ID, SCP_NS, SCP_XML};
 pub use text::{template_text, TextError};
-pub use xml::{check, check_with, parse, parse_with, Checked, ParseOptions, Skipped};
+pub use xml::{check, check_with, parse, parse_with, Checked, Discarded, Note, ParseOptions};

@@ -290,6 +290,17 @@ pub struct Template {
     pub body: Segment,
 }
 
+/// Why [`Templates::lookup`] found no template.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum LookupError {
+    #[error("no template with id {0}")]
+    NoId(u32),
+    #[error("no template named {0:?}")]
+    NoName(String),
+    #[error("templates {ids:?} are all named {name:?}: name one by its id")]
+    Shared { name: String, ids: Vec<u32> },
+}
+
 /// A compiled set of templates, ready for a decoder or encoder.
 #[derive(Debug, Clone)]
 pub struct Templates {
@@ -344,9 +355,48 @@ impl Templates {
         self.by_id.get(&id).copied()
     }
 
-    /// The template with this name.
+    /// The template with this name; `None` also where several templates share it (see
+    /// [`Templates::lookup`], which says so).
     pub fn by_name(&self, name: &str) -> Option<&Template> {
-        self.list.iter().find(|t| t.name == name)
+        let mut named = self.list.iter().filter(|t| t.name == name);
+        let first = named.next()?;
+        named.next().is_none().then_some(first)
+    }
+
+    /// The template `key` names: an id (decimal digits), else a name. The spec makes ids,
+    /// not names, the key of a message (Shanghai's Level-2 file names two pairs of its
+    /// templates alike), so a name that several templates share names none of them and the
+    /// error lists their ids.
+    pub fn lookup(&self, key: &str) -> Result<&Template, LookupError> {
+        let key = key.trim();
+        if let Ok(id) = key.parse::<u32>() {
+            return self.get(id).ok_or(LookupError::NoId(id));
+        }
+        let named: Vec<&Template> = self.list.iter().filter(|t| t.name == key).collect();
+        match named[..] {
+            [] => Err(LookupError::NoName(key.to_owned())),
+            [t] => Ok(t),
+            _ => Err(LookupError::Shared {
+                name: key.to_owned(),
+                ids: named.iter().map(|t| t.id).collect(),
+            }),
+        }
+    }
+
+    /// A name for `t` that no other template of the set has: its name, or, where another
+    /// template has that name too, `name-id` (a table's file name, a dictionary's key).
+    pub fn unique_name<'t>(&self, t: &'t Template) -> std::borrow::Cow<'t, str> {
+        if self
+            .list
+            .iter()
+            .filter(|o| o.name == t.name)
+            .nth(1)
+            .is_some()
+        {
+            format!("{}-{}", t.name, t.id).into()
+        } else {
+            t.name.as_str().into()
+        }
     }
 
     /// All templates in file order.

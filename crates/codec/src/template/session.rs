@@ -39,7 +39,8 @@ pub(super) fn add_missing(list: &mut Vec<Template>) {
             session_control: false,
         },
     );
-    let scp = checked.templates.expect("the SCP templates compile");
+    debug_assert!(checked.errors.is_empty(), "the SCP templates compile");
+    let scp = checked.templates;
     debug_assert_eq!(scp.dictionary_slots(), 0);
     for t in scp.list {
         if list.iter().all(|own| own.id != t.id) {

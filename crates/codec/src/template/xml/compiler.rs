@@ -6,14 +6,16 @@ use std::collections::HashMap;
 use roxmltree::{Document, Node};
 
 use super::fields::parse_bool;
-use super::{is_fast_ns, Skipped, FAST_NS, MAX_INSTRUCTIONS, MAX_NESTING};
+use super::{is_fast_ns, Discarded, Note, FAST_NS, MAX_INSTRUCTIONS, MAX_NESTING};
 use crate::error::{SpecCode, TemplateError};
 use crate::template::model::*;
 use crate::template::SCP_NS;
 
 pub(super) struct Compiler<'a, 'input> {
     pub(super) doc: &'a Document<'input>,
-    pub(super) by_name: HashMap<QName<'a>, Node<'a, 'input>>,
+    /// Templates by name: a name may be shared (the spec keys messages by id), and a static
+    /// reference to a shared one is an error of the referring template.
+    pub(super) by_name: HashMap<QName<'a>, Vec<Node<'a, 'input>>>,
     /// Dictionary entries by (dictionary, key): one slot each, whatever the types of the
     /// fields that use it (spec §6.3.1: a type clash is a dynamic error, D4).
     pub(super) slots: HashMap<(String, String), u32>,
@@ -22,7 +24,9 @@ pub(super) struct Compiler<'a, 'input> {
     pub(super) instructions: usize,
     pub(super) ref_stack: Vec<QName<'a>>,
     pub(super) errors: Vec<TemplateError>,
-    pub(super) skipped: Vec<Skipped>,
+    pub(super) notes: Vec<Note>,
+    /// Templates left out for a static error of their own (spec §4), in document order.
+    pub(super) discarded: Vec<Discarded>,
 }
 
 /// A namespace-qualified name (spec §7): (namespace URI, local name).
@@ -33,6 +37,9 @@ pub(super) type QName<'a> = (&'a str, &'a str);
 #[derive(Clone)]
 pub(super) struct Ctx<'a> {
     pub(super) template: QName<'a>,
+    /// Where the current template's element starts: the key of its `template` dictionary,
+    /// since two templates may share a name.
+    pub(super) template_at: usize,
     pub(super) dictionary: &'a str,
     pub(super) type_ref: QName<'a>,
     pub(super) depth: usize,
@@ -50,7 +57,8 @@ impl<'a, 'input> Compiler<'a, 'input> {
             instructions: 0,
             ref_stack: Vec::new(),
             errors: Vec::new(),
-            skipped: Vec::new(),
+            notes: Vec::new(),
+            discarded: Vec::new(),
         }
     }
 
@@ -69,9 +77,9 @@ impl<'a, 'input> Compiler<'a, 'input> {
         }
     }
 
-    fn skip(&mut self, node: Node, why: String) {
+    fn note(&mut self, node: Node, why: String) {
         let pos = self.doc.text_pos_at(node.range().start);
-        self.skipped.push(Skipped {
+        self.notes.push(Note {
             line: pos.row,
             column: pos.col,
             why,
@@ -89,7 +97,7 @@ impl<'a, 'input> Compiler<'a, 'input> {
                             "<{}> is in namespace {ns}, not FAST's ({FAST_NS}): ignored",
                             n.tag_name().name()
                         );
-                        self.skip(n, why);
+                        self.note(n, why);
                     }
                 }
                 fast_children(root).collect()
@@ -124,28 +132,49 @@ impl<'a, 'input> Compiler<'a, 'input> {
                 }
             };
             let qname = (inherited(t, "templateNs").unwrap_or(""), name);
-            if self.by_name.insert(qname, t).is_some() {
-                let e = self.err(
-                    t,
-                    SpecCode::S1,
-                    format!(
-                        "template name {name:?} is used twice in templateNs {:?}",
-                        qname.0
-                    ),
+            let same = self.by_name.entry(qname).or_default();
+            same.push(t);
+            let first = same[0];
+            if first != t {
+                let line = self.doc.text_pos_at(first.range().start).row;
+                let why = format!(
+                    "template name {name:?} is also that of the template at line {line}: \
+                     both decode by their ids, but a static <templateRef name=\"{name}\"/> \
+                     could mean either, so it is an error"
                 );
-                self.errors.push(e);
-                continue;
+                self.note(t, why);
             }
             named.push((name, t));
         }
         let mut list = Vec::with_capacity(named.len());
         let mut ids = HashMap::new();
+        let mut unnamed = Vec::new();
         for (name, t) in named {
             match self.template(name, t, &mut ids) {
                 Ok(Some(t)) => list.push(t),
-                Ok(None) => {}
-                Err(e) => self.errors.push(e),
+                Ok(None) => unnamed.push((name, t)),
+                Err(e) => {
+                    self.errors.push(e);
+                    self.discarded.push(Discarded {
+                        name: name.to_owned(),
+                        id: t.attribute("id").and_then(|s| s.trim().parse().ok()),
+                    });
+                }
             }
+        }
+        // Templates without an id decode only through static references, where their errors
+        // surface at each use; checked on their own too, so that an unused one's errors are
+        // still signalled (spec §4). What that compiles is dropped, dictionary entries too.
+        for (name, t) in unnamed {
+            let (slots, slot_types, instructions) = (
+                self.slots.clone(),
+                self.slot_types.clone(),
+                self.instructions,
+            );
+            if let Err(e) = self.body(name, t) {
+                self.errors.push(e);
+            }
+            (self.slots, self.slot_types, self.instructions) = (slots, slot_types, instructions);
         }
         list
     }
@@ -157,21 +186,25 @@ impl<'a, 'input> Compiler<'a, 'input> {
         t: Node<'a, 'input>,
         ids: &mut HashMap<u32, &'a str>,
     ) -> Res<Option<Template>> {
-        let id = match t.attribute("id") {
-            Some(s) => s.trim().parse::<u32>().map_err(|_| {
-                self.err(
-                    t,
-                    SpecCode::S1,
-                    format!("template id {s:?} is not a uInt32"),
-                )
-            })?,
+        let id = match t.attribute("id").map(|s| (s, s.trim().parse::<u32>())) {
+            Some((_, Ok(id))) => id,
+            // The schema's id is any token (spec §7.1 gives it no meaning), but a message
+            // names its template by a number: such a template is one without an id.
+            Some((s, Err(_))) => {
+                let why = format!(
+                    "template {name:?} has id {s:?}, not a number that a message can name: \
+                     it can only be used through a static <templateRef name=\"{name}\"/>"
+                );
+                self.note(t, why);
+                return Ok(None);
+            }
             // A template without an id can only be used through a static reference.
             None => {
                 let why = format!(
                     "template {name:?} has no id: it can only be used through a static \
                      <templateRef name=\"{name}\"/>, not decoded on its own"
                 );
-                self.skip(t, why);
+                self.note(t, why);
                 return Ok(None);
             }
         };
@@ -197,15 +230,7 @@ impl<'a, 'input> Compiler<'a, 'input> {
             })?,
         };
         let template_ns = inherited(t, "templateNs");
-        let ctx = Ctx {
-            template: (template_ns.unwrap_or(""), name),
-            dictionary: inherited(t, "dictionary").unwrap_or("global"),
-            type_ref: type_ref_of(t).unwrap_or(("", "")),
-            depth: 0,
-        };
-        self.ref_stack.clear();
-        self.ref_stack.push(ctx.template);
-        let instrs = self.instructions(t, &ctx)?;
+        let instrs = self.body(name, t)?;
         Ok(Some(Template {
             id,
             name: name.to_owned(),
@@ -215,6 +240,20 @@ impl<'a, 'input> Compiler<'a, 'input> {
             session: false,
             body: Segment::new(instrs),
         }))
+    }
+
+    /// A template's instructions, its static references inlined.
+    fn body(&mut self, name: &'a str, t: Node<'a, 'input>) -> Res<Vec<Instr>> {
+        let ctx = Ctx {
+            template: (inherited(t, "templateNs").unwrap_or(""), name),
+            template_at: t.range().start,
+            dictionary: inherited(t, "dictionary").unwrap_or("global"),
+            type_ref: type_ref_of(t).unwrap_or(("", "")),
+            depth: 0,
+        };
+        self.ref_stack.clear();
+        self.ref_stack.push(ctx.template);
+        self.instructions(t, &ctx)
     }
 
     fn required_attr(&self, node: Node<'a, 'input>, name: &str) -> Res<&'a str> {
@@ -294,12 +333,31 @@ impl<'a, 'input> Compiler<'a, 'input> {
             return Ok(());
         };
         let qname = (inherited(node, "templateNs").unwrap_or(""), name);
-        let Some(&target) = self.by_name.get(&qname) else {
-            return Err(self.err(
-                node,
-                SpecCode::S1,
-                format!("templateRef to unknown template {name:?} [ERR D8]"),
-            ));
+        let target = match self.by_name.get(&qname).map(Vec::as_slice) {
+            Some(&[one]) => one,
+            Some(many @ [_, _, ..]) => {
+                let lines: Vec<String> = many
+                    .iter()
+                    .map(|t| self.doc.text_pos_at(t.range().start).row.to_string())
+                    .collect();
+                return Err(self.err(
+                    node,
+                    SpecCode::S1,
+                    format!(
+                        "templateRef to {name:?}, the name of {} templates (lines {}): \
+                         which one is meant cannot be told",
+                        many.len(),
+                        lines.join(", ")
+                    ),
+                ));
+            }
+            _ => {
+                return Err(self.err(
+                    node,
+                    SpecCode::S1,
+                    format!("templateRef to unknown template {name:?} [ERR D8]"),
+                ))
+            }
         };
         if self.ref_stack.contains(&qname) {
             let names: Vec<&str> = self.ref_stack.iter().map(|q| q.1).collect();
@@ -315,6 +373,7 @@ impl<'a, 'input> Compiler<'a, 'input> {
         // template and never the <templateRef>: the referring context's does not carry over.
         let inner = Ctx {
             template: qname,
+            template_at: target.range().start,
             dictionary: inherited(target, "dictionary").unwrap_or("global"),
             type_ref: type_ref_of(target).unwrap_or(ctx.type_ref),
             depth: ctx.depth + 1,
@@ -407,6 +466,7 @@ impl<'a, 'input> Compiler<'a, 'input> {
 pub(super) fn nested_ctx<'a>(node: Node<'a, '_>, ctx: &Ctx<'a>) -> Ctx<'a> {
     Ctx {
         template: ctx.template,
+        template_at: ctx.template_at,
         dictionary: node.attribute("dictionary").unwrap_or(ctx.dictionary),
         type_ref: type_ref_of(node).unwrap_or(ctx.type_ref),
         depth: ctx.depth + 1,

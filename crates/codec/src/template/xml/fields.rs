@@ -157,7 +157,7 @@ impl<'a, 'input> Compiler<'a, 'input> {
                 let dict = op_node.attribute("dictionary").unwrap_or(ctx.dictionary);
                 let scope = match dict {
                     "global" => "g".to_owned(),
-                    "template" => format!("t:{}\u{0}{}", ctx.template.0, ctx.template.1),
+                    "template" => format!("t:{}", ctx.template_at),
                     "type" => format!("y:{}\u{0}{}", ctx.type_ref.0, ctx.type_ref.1),
                     user => format!("u:{user}"),
                 };

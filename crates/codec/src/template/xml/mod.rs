@@ -58,7 +58,8 @@ impl Default for ParseOptions {
     }
 }
 
-/// Parses and compiles a template document; the first error found, if any.
+/// Parses and compiles a template document; the first error found, if any (for a document
+/// whose templates must all be sound; [`check`] keeps the templates without errors).
 pub fn parse(xml: &str) -> Result<Templates, TemplateError> {
     parse_with(xml, ParseOptions::default())
 }
@@ -68,27 +69,39 @@ pub fn parse_with(xml: &str, opts: ParseOptions) -> Result<Templates, TemplateEr
     let checked = check_with(xml, opts);
     match checked.errors.into_iter().next() {
         Some(e) => Err(e),
-        None => Ok(checked.templates.expect("no errors, so compiled")),
+        None => Ok(checked.templates),
     }
 }
 
 /// What [`check`] found in a template document.
 #[derive(Debug, Clone)]
 pub struct Checked {
-    /// The compiled templates, when there are no errors.
-    pub templates: Option<Templates>,
+    /// The templates compiled without error. A static error discards its own template, not
+    /// the others (spec §4), nor a template that refers to it statically; a document that
+    /// is not well-formed XML gives none.
+    pub templates: Templates,
     /// Every error, in document order: each template is checked whatever the ones before
     /// it held (an error stops the check of its own template only).
     pub errors: Vec<TemplateError>,
-    /// Elements that are not errors but give no template of their own: a template without
-    /// an id (usable only through a static reference), an element outside the FAST
-    /// namespace. They explain a file that yields fewer templates than it seems to hold.
-    pub skipped: Vec<Skipped>,
+    /// The templates with an id that the errors discarded, in document order.
+    pub discarded: Vec<Discarded>,
+    /// What is not an error but explains a file that yields fewer or other templates than
+    /// it seems to hold: a template without an id (usable only through a static
+    /// reference), an element outside the FAST namespace, a name two templates share.
+    pub notes: Vec<Note>,
 }
 
-/// An element [`check`] left out, and why.
+/// A template that a static error left out.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Skipped {
+pub struct Discarded {
+    pub name: String,
+    /// Its id, where it has a numeric one.
+    pub id: Option<u32>,
+}
+
+/// Something [`check`] says about an element, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Note {
     pub line: u32,
     pub column: u32,
     pub why: String,
@@ -102,9 +115,10 @@ pub fn check(xml: &str) -> Checked {
 /// [`check`] with options.
 pub fn check_with(xml: &str, parse_opts: ParseOptions) -> Checked {
     let fail = |e| Checked {
-        templates: None,
+        templates: Templates::new(Vec::new(), 0),
         errors: vec![e],
-        skipped: Vec::new(),
+        discarded: Vec::new(),
+        notes: Vec::new(),
     };
     if xml.len() > MAX_XML_BYTES {
         return fail(TemplateError {
@@ -151,8 +165,9 @@ pub fn check_with(xml: &str, parse_opts: ParseOptions) -> Checked {
     let mut seen = std::collections::HashSet::new();
     errors.retain(|e| seen.insert((e.line, e.column, e.message.clone())));
     Checked {
-        templates: errors.is_empty().then(|| Templates::new(list, slot_count)),
+        templates: Templates::new(list, slot_count),
         errors,
-        skipped: c.skipped,
+        discarded: c.discarded,
+        notes: c.notes,
     }
 }
