@@ -40,10 +40,12 @@ impl Default for SpoolSize {
     }
 }
 
-/// Where a spool's file goes on in a new part every so many bytes (a recording split so that
-/// no file grows without end): each later part begins with `header`.
+/// Where a spool's file goes on in a new part every so many bytes, or where its writer cuts
+/// it ([`Spool::cut`]): a recording split so that no file grows without end, or one file an
+/// hour. Each later part begins with `header`.
 pub struct Split {
-    /// Bytes a part holds before the next begins (it ends after the chunk that reaches it).
+    /// Bytes a part holds before the next begins (it ends after the chunk that reaches it);
+    /// `u64::MAX` for parts that only [`Spool::cut`] ends.
     pub bytes: u64,
     /// What each later part begins with (a pcap's file header).
     pub header: Vec<u8>,
@@ -57,10 +59,15 @@ pub struct Split {
 /// nothing, so a record written in one call is never cut.
 pub struct Spool {
     chunk: Vec<u8>,
+    /// `chunk` begins a new part.
+    starts_part: bool,
+    /// A cut that waits for a free chunk: the chunk being filled ends its part.
+    cut_pending: bool,
     size: SpoolSize,
     /// Chunks made so far (at most `size.chunks`).
     made: usize,
-    full: Option<SyncSender<Vec<u8>>>,
+    /// Chunks to the thread, each with whether it begins a new part.
+    full: Option<SyncSender<(bool, Vec<u8>)>>,
     empty: Receiver<Vec<u8>>,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
@@ -76,16 +83,18 @@ impl Spool {
     ) -> io::Result<Spool> {
         let mut file = File::create(path)?;
         let chunks = size.chunks.max(2);
-        let (full, chunks_in) = mpsc::sync_channel::<Vec<u8>>(chunks);
+        let (full, chunks_in) = mpsc::sync_channel::<(bool, Vec<u8>)>(chunks);
         let (give_back, empty) = mpsc::sync_channel::<Vec<u8>>(chunks);
         let thread = std::thread::Builder::new()
             .name("spool".into())
             .spawn(move || {
                 start();
-                let (mut part, mut in_part) = (1, 0);
-                for mut chunk in chunks_in {
-                    // A new part only when there is something to put in it.
-                    if let Some(s) = split.as_mut().filter(|s| in_part >= s.bytes) {
+                let (mut part, mut in_part, mut fresh) = (1, 0, true);
+                for (starts_part, mut chunk) in chunks_in {
+                    // A new part only when the current one holds something and there is
+                    // something to put in the next (a chunk handed over is never empty).
+                    let next = |s: &Split| (starts_part && !fresh) || in_part >= s.bytes;
+                    if let Some(s) = split.as_mut().filter(|s| next(s)) {
                         synced(&file)?;
                         part += 1;
                         let path = (s.path)(part);
@@ -96,6 +105,7 @@ impl Spool {
                     }
                     file.write_all(&chunk)?;
                     in_part += chunk.len() as u64;
+                    fresh = false;
                     chunk.clear();
                     // The spool may be gone already; the chunk then goes too.
                     let _ = give_back.send(chunk);
@@ -104,6 +114,8 @@ impl Spool {
             })?;
         Ok(Spool {
             chunk: Vec::with_capacity(size.chunk),
+            starts_part: false,
+            cut_pending: false,
             size: SpoolSize { chunks, ..size },
             made: 1,
             full: Some(full),
@@ -124,16 +136,31 @@ impl Spool {
             Err(TryRecvError::Disconnected) => return Err(self.failed()),
         };
         let chunk = std::mem::replace(&mut self.chunk, next);
+        // The chunk handed over begins a part if it was to; the next one if a cut waited.
+        let starts =
+            std::mem::replace(&mut self.starts_part, std::mem::take(&mut self.cut_pending));
         match self
             .full
             .as_ref()
             .expect("open until finished")
-            .try_send(chunk)
+            .try_send((starts, chunk))
         {
             Ok(()) => Ok(true),
             // Its capacity is the number of chunks, so only a dead thread refuses one.
             Err(TrySendError::Full(_) | TrySendError::Disconnected(_)) => Err(self.failed()),
         }
+    }
+
+    /// What is written from now on goes to a new part (with a [`Split`]; without one, it
+    /// goes on in the same file). Where every chunk waits for the disk the cut comes at the
+    /// next chunk handed over, so it may land a few writes late, never in a write.
+    pub fn cut(&mut self) -> io::Result<()> {
+        if self.chunk.is_empty() {
+            self.starts_part = true;
+            return Ok(());
+        }
+        self.cut_pending = true;
+        self.hand_over().map(|_| ())
     }
 
     /// The writing thread has ended early: its error.
@@ -151,7 +178,7 @@ impl Spool {
             let chunk = std::mem::take(&mut self.chunk);
             if let Some(full) = &self.full {
                 // Blocking: the end of a recording may wait for its disk.
-                if full.send(chunk).is_err() {
+                if full.send((self.starts_part, chunk)).is_err() {
                     return Err(self.failed());
                 }
             }
@@ -179,6 +206,12 @@ impl Write for Spool {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
         if self.full.is_none() {
             return Err(io::Error::other("the spool has failed"));
+        }
+        // A cut that waited: now, if a chunk is free (else into this one, cut later).
+        if self.cut_pending && !self.hand_over()? && self.chunk.len() + buf.len() <= self.size.chunk
+        {
+            self.chunk.extend_from_slice(buf);
+            return Ok(buf.len());
         }
         if self.chunk.len() + buf.len() > self.size.chunk
             && !self.chunk.is_empty()
@@ -341,6 +374,55 @@ mod tests {
             std::fs::remove_file(p).ok();
         }
         assert_eq!(got, want);
+        assert!(!part(5).exists());
+    }
+
+    #[test]
+    fn a_cut_begins_a_part_at_the_next_write_and_never_an_empty_one() {
+        let path = scratch("cut");
+        // Chunks enough never to wait for the disk: a cut then lands where it is asked.
+        let size = SpoolSize {
+            chunk: 100,
+            chunks: 64,
+        };
+        let base = path.clone();
+        let part = move |n: u32| base.with_extension(format!("{n}"));
+        let split = Split {
+            bytes: u64::MAX,
+            header: b"HEAD".to_vec(),
+            path: Box::new(part.clone()),
+            opened: Box::new(|_: &Path| {}),
+        };
+        let mut s = Spool::create(&path, size, Some(split), || {}).unwrap();
+        // Parts of 3, 25 (over chunks), 1 and 2 records; cuts twice in a row, and before the
+        // first write, make no empty part.
+        s.cut().unwrap();
+        let mut want: Vec<Vec<u8>> = Vec::new();
+        let mut n = 0u8;
+        for (k, records) in [3, 25, 1, 2].into_iter().enumerate() {
+            if k > 0 {
+                s.cut().unwrap();
+            }
+            if k == 2 {
+                s.cut().unwrap();
+            }
+            let mut bytes = if k > 0 { b"HEAD".to_vec() } else { Vec::new() };
+            for _ in 0..records {
+                write_waiting(&mut s, &[n; 10]);
+                bytes.extend_from_slice(&[n; 10]);
+                n += 1;
+            }
+            want.push(bytes);
+        }
+        s.cut().unwrap();
+        s.finish().unwrap();
+        let parts: Vec<PathBuf> = std::iter::once(path.clone())
+            .chain((2..=4).map(&part))
+            .collect();
+        for (p, want) in parts.iter().zip(&want) {
+            assert_eq!(&std::fs::read(p).unwrap(), want, "{}", p.display());
+            std::fs::remove_file(p).ok();
+        }
         assert!(!part(5).exists());
     }
 }

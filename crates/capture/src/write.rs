@@ -126,6 +126,11 @@ impl<W: Write> PcapRecorder<W> {
     pub fn into_inner(self) -> W {
         self.out
     }
+
+    /// The writer, between records (to cut a [`crate::Spool`]'s file, say).
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.out
+    }
 }
 
 fn pcap_error(e: pcap_file::PcapError) -> std::io::Error {

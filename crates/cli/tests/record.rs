@@ -62,6 +62,24 @@ fn handled_whole(live: &serde_json::Value) {
     }
 }
 
+/// `handle REC/feed.toml --captures` (its report in `report`) reads what the live run
+/// `live` read on every line, and its books are sound.
+fn handled_back_alike(rec: &Path, report: &Path, live: &serde_json::Value) {
+    let offline = fastfeed()
+        .args(["handle", "-q", "--captures", "--report-json"])
+        .arg(report)
+        .arg(rec.join("feed.toml"))
+        .output()
+        .unwrap();
+    stdout_of_success(&offline, "handle --captures");
+    let doc = read_report(report);
+    let r = &doc["FUT-BOOK-5"];
+    for k in ["packets_a", "packets_b", "snapshot_packets"] {
+        assert_eq!(num(r, k), num(live, k), "{k}: {r}");
+    }
+    assert_eq!((num(r, "book_errors"), num(r, "not_live")), (0, 0), "{r}");
+}
+
 /// The nice value and allowed CPUs of process `pid`'s thread named "spool".
 fn spool_thread(pid: u32) -> (i64, String) {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task")).unwrap();
@@ -216,19 +234,85 @@ fn a_split_recording_is_taken_back_whole() {
         .sum();
     assert_eq!(recorded, num(live, "recorded_datagrams"));
     // feed.toml names the parts in order, and the handler takes them back as one capture.
-    let again = dir.join("again.json");
-    let offline = fastfeed()
-        .args(["handle", "-q", "--captures", "--report-json"])
-        .arg(&again)
-        .arg(rec.join("feed.toml"))
-        .output()
-        .unwrap();
-    stdout_of_success(&offline, "handle --captures");
-    let doc = read_report(&again);
-    let r = &doc["FUT-BOOK-5"];
-    for k in ["packets_a", "packets_b", "snapshot_packets"] {
-        assert_eq!(num(r, k), num(live, k), "{k}: {r}");
+    handled_back_alike(&rec, &dir.join("again.json"), live);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+/// Each record's receive time, in whole seconds since the epoch.
+fn pcap_seconds(pcap: &[u8]) -> Vec<u32> {
+    let (mut at, mut secs) = (24, Vec::new());
+    while at + 16 <= pcap.len() {
+        secs.push(u32::from_le_bytes(pcap[at..at + 4].try_into().unwrap()));
+        let len = u32::from_le_bytes(pcap[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + len;
     }
-    assert_eq!((num(r, "book_errors"), num(r, "not_live")), (0, 0), "{r}");
+    secs
+}
+
+#[test]
+fn a_recording_every_second_goes_on_in_a_file_a_second() {
+    if !fastfeed_net::loopback_multicast_works() {
+        eprintln!("skipped: {}", fastfeed_net::LOOPBACK_HINT);
+        return;
+    }
+    let dir = scratch("record-every");
+    let cfg = moex_live_config(&dir, 10);
+    let rec = dir.join("rec");
+    let report = dir.join("h.json");
+    let (handle, _) = spawn_ready(
+        fastfeed()
+            .args([
+                "handle",
+                "-q",
+                "--idle-exit-ms",
+                "1500",
+                "--record-every",
+                "1s",
+            ])
+            .arg("--record")
+            .arg(&rec)
+            .arg("--report-json")
+            .arg(&report)
+            .arg(&cfg),
+    );
+    // About three seconds of the feed.
+    replay_at(&cfg, 6_000);
+    let out = handle.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc = read_report(&report);
+    let live = &doc["FUT-BOOK-5"];
+    handled_whole(live);
+    let mut parts = vec![rec.join("FUT-BOOK-5.pcap")];
+    for n in 2.. {
+        let p = rec.join(format!("FUT-BOOK-5.{n}.pcap"));
+        if !p.exists() {
+            break;
+        }
+        parts.push(p);
+    }
+    assert!(parts.len() >= 3, "{} parts", parts.len());
+    // Each part holds one second of receive time, and the seconds follow one another.
+    let mut seconds = Vec::new();
+    let mut recorded = 0;
+    for p in &parts {
+        let secs = pcap_seconds(&std::fs::read(p).unwrap());
+        assert!(!secs.is_empty(), "{} is empty", p.display());
+        assert!(
+            secs.iter().all(|&s| s == secs[0]),
+            "{}: {secs:?}",
+            p.display()
+        );
+        seconds.push(secs[0]);
+        recorded += secs.len() as u64;
+    }
+    assert!(seconds.windows(2).all(|w| w[0] < w[1]), "{seconds:?}");
+    assert_eq!(recorded, num(live, "recorded_datagrams"));
+    assert_eq!(num(live, "recorded_refused"), 0);
+    // feed.toml lists every part; the recording is handled back as it was live.
+    handled_back_alike(&rec, &dir.join("again.json"), live);
     std::fs::remove_dir_all(&dir).ok();
 }

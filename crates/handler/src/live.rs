@@ -45,10 +45,42 @@ struct Recording {
     path: PathBuf,
     /// The first write that failed: recording stopped there; handling goes on.
     error: Option<io::Error>,
+    /// A new part at each multiple of this many ns of receive time, and when the next is.
+    every: Option<(u64, u64)>,
+}
+
+impl Recording {
+    /// A new part before a datagram received at `at`, if a period's end has passed.
+    fn cut_at(&mut self, at: u64) -> io::Result<()> {
+        match &mut self.every {
+            Some((every, next)) if at >= *next => {
+                *next = next_multiple(at, *every);
+                self.pcap.get_mut().cut()
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The first multiple of `every` after `t`.
+fn next_multiple(t: u64, every: u64) -> u64 {
+    (t / every).saturating_add(1).saturating_mul(every)
 }
 
 /// Told of each new part of a split recording (its file), on the writing thread.
 pub type NewPart = Box<dyn FnMut(&Path) + Send>;
+
+/// Where a recording goes on in a new part (`<stem>.2.pcap`, `<stem>.3.pcap` ..., each a
+/// pcap of its own).
+pub struct Parts {
+    /// Once a part holds this many bytes.
+    pub bytes: Option<u64>,
+    /// At each multiple of this many nanoseconds since the epoch, by the datagrams' receive
+    /// times: an hour's gives a file an hour, each beginning on the hour (UTC).
+    pub every_ns: Option<u64>,
+    /// Told of each new part once it is open, on the writing thread.
+    pub opened: NewPart,
+}
 
 /// What a recording wrote.
 #[derive(Debug)]
@@ -132,27 +164,29 @@ impl LiveChannel {
     /// time, its sender, the line's group as its destination; `handle --captures` on a
     /// configuration whose lines name that file handles it as it was handled live.
     /// `size` bounds how far the disk may fall behind: past it, datagrams are handled but
-    /// not recorded, and counted. With `split` (bytes, and what to tell of each new part,
-    /// on the writing thread), the recording goes on in `<stem>.2.pcap`, `<stem>.3.pcap`
-    /// ... once a part holds that many bytes, each part a pcap of its own.
+    /// not recorded, and counted. With `parts`, the recording goes on in `<stem>.2.pcap`,
+    /// `<stem>.3.pcap` ... once a part holds so many bytes, or at each multiple of a period
+    /// (the first datagram received at or after it begins the next part), each part a pcap
+    /// of its own.
     pub fn record_to(
         &mut self,
         path: &Path,
         size: SpoolSize,
-        split: Option<(u64, NewPart)>,
+        parts: Option<Parts>,
     ) -> io::Result<()> {
         // The writes go to a thread of their own, in the background of the channel's: a
         // flush to a slow disk never holds the next datagram in its socket.
         let background = || {
             let _ = fastfeed_net::affinity::background_current_thread();
         };
-        let split = split.map(|(bytes, opened)| {
+        let every = parts.as_ref().and_then(|p| p.every_ns).filter(|&e| e > 0);
+        let split = parts.map(|p| {
             let first = path.to_path_buf();
             Split {
-                bytes,
+                bytes: p.bytes.unwrap_or(u64::MAX),
                 header: PcapRecorder::<Spool>::file_header(),
                 path: Box::new(move |n| first.with_extension(format!("{n}.pcap"))),
-                opened,
+                opened: p.opened,
             }
         });
         let spool = Spool::create(path, size, split, background)?;
@@ -162,6 +196,7 @@ impl LiveChannel {
             buffer: size.chunk * size.chunks,
             path: path.to_path_buf(),
             error: None,
+            every: every.map(|e| (e, next_multiple(realtime_ns(), e))),
         });
         Ok(())
     }
@@ -275,8 +310,12 @@ impl LiveChannel {
             if let Some(r) = self.recording.as_mut().filter(|r| r.error.is_none()) {
                 let from = self.recv.sender(i);
                 let from = from.unwrap_or(SocketAddrV4::new(Ipv4Addr::UNSPECIFIED, 0));
+                let at = stamp.unwrap_or(read);
                 // Refused (the disk behind) is counted in the recorder; an error stops it.
-                if let Err(e) = r.pcap.record(stamp.unwrap_or(read), from, group, bytes) {
+                if let Err(e) = r
+                    .cut_at(at)
+                    .and_then(|()| r.pcap.record(at, from, group, bytes))
+                {
                     r.error = Some(e);
                 }
             }

@@ -18,8 +18,8 @@ use fastfeed_handler::{setup, ChannelSetup, Output};
 
 use super::bus::{BusKind, ZenohArgs};
 use super::handle_live::{
-    captures_on, live_on, on_threads, open_live, say_ready, Finished, LiveOpts, Ready, Running,
-    Served,
+    captures_on, live_on, on_threads, open_live, say_ready, Finished, LiveOpts, Ready, RecordOpts,
+    Running, Served,
 };
 use super::handle_record::RecordedConfig;
 
@@ -93,6 +93,13 @@ pub struct HandleArgs {
     #[arg(long, value_name = "MIB", requires = "record",
           value_parser = clap::value_parser!(u32).range(1..))]
     pub record_split: Option<u32>,
+    /// With `--record`: go on in a new file at each multiple of this period of the
+    /// datagrams' receive time since the epoch, so that `1h` gives a file an hour, each
+    /// beginning on the hour (UTC), and `1d` a file a day from midnight UTC: a number of
+    /// seconds, or with `s`, `m`, `h` or `d`. Named and listed as `--record-split`'s parts
+    /// (the two may be given together).
+    #[arg(long, value_name = "PERIOD", requires = "record", value_parser = period_ns)]
+    pub record_every: Option<u64>,
     /// With `--record`: how far (MiB) each channel's recording may fall behind a slow disk
     /// before datagrams are handled but not recorded (counted as `recorded_refused`).
     #[arg(long, value_name = "MIB", default_value_t = 16, requires = "record",
@@ -220,8 +227,12 @@ fn serve_on<O: Output>(
         },
         record: a.record.as_deref().map(|dir| {
             let mib = a.record_buffer as usize;
-            let split = a.record_split.map(|mib| u64::from(mib) << 20);
-            (dir, fastfeed_capture::SpoolSize::total(mib << 20), split)
+            RecordOpts {
+                dir,
+                size: fastfeed_capture::SpoolSize::total(mib << 20),
+                split: a.record_split.map(|mib| u64::from(mib) << 20),
+                every_ns: a.record_every,
+            }
         }),
     };
     live_on(channels, live, out, &opts, run)
@@ -363,4 +374,43 @@ fn bench(channels: &[ChannelSetup], passes: usize) -> Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--record-every`: seconds, or a number with `s`, `m`, `h` or `d`, as nanoseconds.
+fn period_ns(s: &str) -> Result<u64, String> {
+    let (number, unit) = match s.trim().char_indices().last() {
+        Some((i, c)) if c.is_ascii_alphabetic() => (&s.trim()[..i], c),
+        _ => (s.trim(), 's'),
+    };
+    let secs: u64 = match unit {
+        's' => 1,
+        'm' => 60,
+        'h' => 3600,
+        'd' => 86_400,
+        _ => return Err(format!("{s:?}: the unit is s, m, h or d")),
+    };
+    number
+        .parse::<u64>()
+        .ok()
+        .filter(|&n| n > 0)
+        .and_then(|n| n.checked_mul(secs)?.checked_mul(1_000_000_000))
+        .ok_or_else(|| format!("{s:?}: a whole number of seconds, minutes, hours or days above 0"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::period_ns;
+
+    #[test]
+    fn periods_are_seconds_or_a_unit() {
+        const S: u64 = 1_000_000_000;
+        assert_eq!(period_ns("90"), Ok(90 * S));
+        assert_eq!(period_ns("30s"), Ok(30 * S));
+        assert_eq!(period_ns("15m"), Ok(900 * S));
+        assert_eq!(period_ns("1h"), Ok(3600 * S));
+        assert_eq!(period_ns("1d"), Ok(86_400 * S));
+        for bad in ["0", "0h", "1w", "h", "", "-1s", "99999999999999d"] {
+            assert!(period_ns(bad).is_err(), "{bad:?}");
+        }
+    }
 }

@@ -11,7 +11,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use anyhow::{anyhow, bail, Context, Result};
-use fastfeed_handler::live::{LiveChannel, NewPart, Recorded};
+use fastfeed_handler::live::{LiveChannel, NewPart, Parts, Recorded};
 use fastfeed_handler::{Channel, ChannelSetup, Output, WireLatency};
 
 use crate::metrics::Metrics;
@@ -50,13 +50,18 @@ pub struct LiveOpts<'a> {
     pub status: bool,
     /// Read without blocking for this long after a datagram (`Duration::MAX`: always).
     pub spin_for: Duration,
-    /// Write every datagram each channel reads to `<channel>.pcap` in this folder, the disk
-    /// allowed to fall this far behind, going on in a new part every so many bytes.
-    pub record: Option<(
-        &'a std::path::Path,
-        fastfeed_capture::SpoolSize,
-        Option<u64>,
-    )>,
+    /// Write every datagram each channel reads to `<channel>.pcap` in a folder.
+    pub record: Option<RecordOpts<'a>>,
+}
+
+/// `--record DIR` and how: the disk allowed to fall `size` behind, going on in a new part
+/// every `split` bytes and at each multiple of `every_ns` of receive time.
+#[derive(Clone, Copy, Debug)]
+pub struct RecordOpts<'a> {
+    pub dir: &'a std::path::Path,
+    pub size: fastfeed_capture::SpoolSize,
+    pub split: Option<u64>,
+    pub every_ns: Option<u64>,
 }
 
 /// What the threads of one handler share: the feed's last datagram, a stop on failure, and
@@ -72,7 +77,7 @@ pub struct Running {
     part_opened: Option<PartOpened>,
 }
 
-/// What a new part of a channel's recording is told to (`--record-split`).
+/// What a new part of a channel's recording is told to (`--record-split`, `--record-every`).
 pub type PartOpened = Arc<dyn Fn(&str, &std::path::Path) + Send + Sync>;
 
 impl Running {
@@ -259,19 +264,24 @@ pub fn live_on<O: Output>(
     let mut next_status = Instant::now() + Duration::from_secs(1);
     let mut last_msgs = 0u64;
     let mut silent = vec![[false; 2]; live.len()];
-    if let Some((dir, size, split)) = o.record {
+    if let Some(r) = &o.record {
+        let (bytes, every_ns) = (r.split, r.every_ns);
         for (c, l) in channels.iter().zip(&mut live) {
-            let path = dir.join(record_file(&c.config.name));
-            let split = split.map(|bytes| {
+            let path = r.dir.join(record_file(&c.config.name));
+            let parts = (bytes.is_some() || every_ns.is_some()).then(|| {
                 let (tell, name) = (run.part_opened.clone(), c.config.name.clone());
                 let opened: NewPart = Box::new(move |p| {
                     if let Some(tell) = &tell {
                         tell(&name, p);
                     }
                 });
-                (bytes, opened)
+                Parts {
+                    bytes,
+                    every_ns,
+                    opened,
+                }
             });
-            l.record_to(&path, size, split)
+            l.record_to(&path, r.size, parts)
                 .with_context(|| format!("recording to {}", path.display()))?;
         }
     }
