@@ -320,7 +320,8 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, lines: &mut Lines, shared: &Sha
                 }
                 p.on_packet(&buf[..n])?;
                 if block {
-                    p.await_echoes(ECHO_QUIET)?;
+                    let rx = lines.receivers();
+                    p.await_echoes(ECHO_QUIET, || fastfeed_net::any_readable(rx))?;
                 }
             }
             None => {
