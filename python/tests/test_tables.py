@@ -261,3 +261,24 @@ def test_blocks_on_many_threads_make_the_same_table(cli, tmp_path):
     assert all_one["MarketData"].equals(one)
     for name, table in all_one.items():
         assert all_many[name].equals(table), name
+
+
+def test_templates_that_share_a_name_get_tables_of_their_own(tmp_path):
+    # As Shanghai's Level-2 file does: two templates named alike, told apart by their ids.
+    t = fastfeed.Templates.from_xml(
+        '<templates xmlns="http://www.fixprotocol.org/ns/fast/td/1.1">'
+        '<template name="Trade" id="1"><uInt32 name="Price"/></template>'
+        '<template name="Trade" id="2"><uInt32 name="Qty"/></template></templates>')
+    assert t.names == ["Trade", "Trade"]
+    data = fastfeed.Encoder(t).encode([
+        {"templateId": 1, "Price": 5}, {"templateId": 2, "Qty": 6}, {"templateId": 2, "Qty": 7}])
+    f = tmp_path / "trades.dat"
+    f.write_bytes(data)
+    tables = fastfeed.read_tables(t, f)
+    assert sorted(tables) == ["Trade-1", "Trade-2"]
+    assert tables["Trade-2"].column("Qty").to_pylist() == [6, 7]
+    with pytest.raises(ValueError, match=r"templates \[1, 2\] are all named"):
+        fastfeed.read_table(t, f, "Trade")
+    assert fastfeed.read_table(t, f, "1").column("Price").to_pylist() == [5]
+    with pytest.raises(KeyError, match="name one by its id"):
+        fastfeed.Encoder(t).encode({"templateName": "Trade", "Price": 1})

@@ -183,8 +183,9 @@ fn collect(
 /// A decimal column's scale is the most fraction digits its values have (or
 /// `decimal_scale`): every value is exact, none is rounded.
 ///
-/// templates: Templates or the template file's path. template: the template's name (may be
-/// left out when only one template fits). framing: "raw", "len32le", "block" or "pcap" (a capture's
+/// templates: Templates or the template file's path. template: the template's name, or its
+/// id as a string where templates share a name (may be left out when only one template
+/// fits). framing: "raw", "len32le", "block" or "pcap" (a capture's
 /// UDP payloads are the packets; a capture is also known by its magic number, and read a
 /// run of records at a time whatever its size); udp: "GROUP:PORT", only the capture's
 /// datagrams sent there; skip_header: bytes of header before each packet's messages; reset_each_packet: reset the dictionaries at each
@@ -243,8 +244,9 @@ pub fn read_table(
 }
 
 /// Reads every template's table from a file in one pass (or in blocks of packets on
-/// `threads` workers, as read_table): a dict from template name to pyarrow.Table, for the
-/// templates that have messages and fields. `entries` applies to the
+/// `threads` workers, as read_table): a dict from template name to pyarrow.Table (a name
+/// that templates share becomes "name-id" for each), for the templates that have messages
+/// and fields. `entries` applies to the
 /// templates that have that sequence; the others get a row per message. Arguments as
 /// read_table.
 #[pyfunction]
