@@ -7,7 +7,7 @@ mod mcast;
 mod stamp;
 
 pub use fault::{Corruption, Fate, FaultConfig, FaultCounts, FaultInjector};
-pub use lines::{any_readable, channel_group, wait_any, Lines};
+pub use lines::{channel_group, wait_any, Lines};
 pub use mcast::{
     loopback_multicast_works, overflow_hint, udp_drops_by_inode, McastReceiver, McastSender,
     LOOPBACK_HINT, RECV_BUFFER_REQUEST,

@@ -116,20 +116,6 @@ pub fn wait_any<'a>(
     }
 }
 
-/// Whether one of `receivers` has a datagram queued now (`poll(2)` without waiting): a
-/// process that spins for something else (echoes) sees its next packet at once.
-pub fn any_readable<'a>(receivers: impl IntoIterator<Item = &'a McastReceiver>) -> bool {
-    let mut fds: Vec<PollFd<'_>> = receivers
-        .into_iter()
-        .map(|r| PollFd::new(r.socket(), PollFlags::IN))
-        .collect();
-    let now = Timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    matches!(poll(&mut fds, Some(&now)), Ok(n) if n > 0)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -391,22 +391,16 @@ impl<B: Bus> DecodingPublisher<B> {
     }
 
     /// Spins taking echoes until each active subscriber echoed every record published so
-    /// far, none came for `quiet`, or `input` says a packet waits: the round trip is
-    /// measured by a process that is awake, and the caller may then block on its socket
-    /// instead of spinning between packets (a filtered or slow subscriber ends the spin by
-    /// going quiet). A waiting packet ends it too, so that packets never queue in the socket
-    /// behind echoes (the echoes are taken as the next packet's records are published).
-    pub fn await_echoes(
-        &mut self,
-        quiet: Duration,
-        mut input: impl FnMut() -> bool,
-    ) -> Result<(), BusError> {
+    /// far, or none came for `quiet`: the round trip is measured by a process that is
+    /// awake, and the caller may then block on its socket instead of spinning between
+    /// packets (a filtered or slow subscriber ends the spin by going quiet).
+    pub fn await_echoes(&mut self, quiet: Duration) -> Result<(), BusError> {
         if self.echo_rx.is_none() {
             return Ok(());
         }
         let want = self.counters.records * self.peers.active() as u64;
         let mut last = Instant::now();
-        while self.counters.echoes < want && last.elapsed() < quiet && !input() {
+        while self.counters.echoes < want && last.elapsed() < quiet {
             let before = self.counters.echoes;
             take_echoes!(self)?;
             if self.counters.echoes > before {

@@ -381,7 +381,7 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, a: &PublishArgs) -> Result<Sock
                 }
                 p.on_packet(&buf[..n])?;
                 if block {
-                    p.await_echoes(ECHO_QUIET, || fastfeed_net::any_readable([&rx]))?;
+                    p.await_echoes(ECHO_QUIET)?;
                 }
             }
             // Interrupted: a signal came while blocked (Ctrl-C); the loop's top sees it.

@@ -320,8 +320,7 @@ fn receive<B: Bus>(p: &mut DecodingPublisher<B>, lines: &mut Lines, shared: &Sha
                 }
                 p.on_packet(&buf[..n])?;
                 if block {
-                    let rx = lines.receivers();
-                    p.await_echoes(ECHO_QUIET, || fastfeed_net::any_readable(rx))?;
+                    p.await_echoes(ECHO_QUIET)?;
                 }
             }
             None => {
